@@ -1,0 +1,143 @@
+# cgu-operator. `make help` lists the targets.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+.DEFAULT_GOAL := help
+
+# Images built by docker-build and docker-build-precache and deployed by deploy.
+IMG ?= quay.io/cgu-operator/cgu-operator:latest
+PRECACHE_IMG ?= quay.io/cgu-operator/cgu-operator-precache:latest
+# Version written into the OLM bundle.
+VERSION ?= 0.1.0
+
+KUBECTL ?= kubectl
+CONTAINER_TOOL ?= docker
+
+# Everything the Makefile installs goes under bin/, at pinned versions.
+LOCALBIN := $(CURDIR)/bin
+CONTROLLER_TOOLS_VERSION := v0.20.1
+KUSTOMIZE_VERSION := v5.8.1
+GOLANGCI_LINT_VERSION := v2.15.0
+CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+KUSTOMIZE := $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
+GOLANGCI_LINT := $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+
+# envtest's kube-apiserver and etcd, built from Go modules (hack/envtest) into bin/k8s.
+ENVTEST_ASSETS := $(LOCALBIN)/k8s
+KUBE_APISERVER := $(ENVTEST_ASSETS)/kube-apiserver
+ETCD := $(ENVTEST_ASSETS)/etcd
+export KUBEBUILDER_ASSETS := $(ENVTEST_ASSETS)
+
+GO_TEST_FLAGS ?= -timeout 30m
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} \
+		/^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2 } \
+		/^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
+	$(CONTROLLER_GEN) object paths="./api/..."
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs (config/crd/bases) and the manager's ClusterRole (config/rbac).
+	$(CONTROLLER_GEN) crd rbac:roleName=manager-role paths="./api/..." paths="./controllers/..." paths="./pkg/..." \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: verify
+verify: generate manifests ## Fail if generate or manifests leave a diff.
+	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
+		echo "generate/manifests changed these files; run 'make generate manifests' and commit:"; \
+		git status --porcelain -- api config; git --no-pager diff -- api config; exit 1; \
+	fi
+
+.PHONY: fmt
+fmt: ## Format the Go code.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+	$(GOLANGCI_LINT) config verify
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: test
+test: envtest-assets ## Run every test: unit tests and the Ginkgo suites on envtest.
+	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: envtest-assets
+envtest-assets: $(KUBE_APISERVER) $(ETCD) ## Build envtest's kube-apiserver and etcd from Go modules into bin/k8s.
+
+$(KUBE_APISERVER): hack/envtest/kube-apiserver/go.mod hack/envtest/kube-apiserver/go.sum hack/envtest/kube-apiserver/main.go
+	@mkdir -p $(ENVTEST_ASSETS)
+	@echo "Building kube-apiserver from Go modules (a few minutes the first time)"
+	cd hack/envtest/kube-apiserver && go build -o $@ .
+
+$(ETCD): hack/envtest/etcd/go.mod hack/envtest/etcd/go.sum hack/envtest/etcd/main.go
+	@mkdir -p $(ENVTEST_ASSETS)
+	@echo "Building etcd from Go modules"
+	cd hack/envtest/etcd && go build -o $@ .
+
+##@ Build
+
+.PHONY: build
+build: ## Build the manager into bin/manager.
+	go build -o $(LOCALBIN)/manager ./cmd/manager
+
+.PHONY: run
+run: ## Run the manager against the cluster in $KUBECONFIG (no leader election, plain-HTTP metrics).
+	go run ./cmd/manager --leader-elect=false --metrics-secure=false --metrics-bind-address=:8080 --zap-devel
+
+.PHONY: docker-build
+docker-build: ## Build the manager image ($(IMG)).
+	$(CONTAINER_TOOL) build -t $(IMG) -f Dockerfile .
+
+.PHONY: docker-build-precache
+docker-build-precache: ## Build the precache image ($(PRECACHE_IMG)).
+	$(CONTAINER_TOOL) build -t $(PRECACHE_IMG) -f Dockerfile.precache .
+
+##@ Deployment
+
+.PHONY: install
+install: manifests $(KUSTOMIZE) ## Install the CRDs into the cluster in $KUBECONFIG.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests $(KUSTOMIZE) ## Remove the CRDs from the cluster in $KUBECONFIG.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: deploy
+deploy: manifests $(KUSTOMIZE) ## Deploy the operator ($(IMG)) to the cluster in $KUBECONFIG.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: $(KUSTOMIZE) ## Remove the operator from the cluster in $KUBECONFIG.
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: bundle
+bundle: manifests $(KUSTOMIZE) ## Write the OLM bundle manifests into bundle/.
+	rm -rf bundle/manifests && mkdir -p bundle/manifests
+	$(KUSTOMIZE) build config/crd -o bundle/manifests
+
+##@ Tools
+
+$(CONTROLLER_GEN):
+	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+	mv $(LOCALBIN)/controller-gen $@
+
+$(KUSTOMIZE):
+	GOBIN=$(LOCALBIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+	mv $(LOCALBIN)/kustomize $@
+
+$(GOLANGCI_LINT):
+	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(LOCALBIN)/golangci-lint $@

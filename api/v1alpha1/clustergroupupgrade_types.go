@@ -1,0 +1,447 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultTimeoutMinutes is the overall rollout timeout used when
+// spec.remediationStrategy.timeout is absent (or zero).
+const DefaultTimeoutMinutes = 240
+
+// MaxTimeoutMinutes is the largest accepted overall timeout: ten years.
+const MaxTimeoutMinutes = 5256000
+
+// ClusterDetailLimit bounds every per-cluster list the operator writes: the clusters of the
+// current batch shown in a ClusterGroupUpgrade's status, and the clusters held by one
+// ClusterGroupUpgradeBatch record. It keeps each object small whatever the fleet size.
+const ClusterDetailLimit = 250
+
+// RemediationStrategySpec says how the selected clusters are split into batches and how long
+// the rollout may take.
+type RemediationStrategySpec struct {
+	// Canaries names clusters remediated first, one batch each, before any other cluster.
+	// Each must also be selected by clusters, clusterSelector or clusterLabelSelectors.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:XValidation:rule="self.all(n, n != '')",message="spec.remediationStrategy.canaries must not contain an empty name"
+	Canaries []string `json:"canaries,omitempty"`
+
+	// MaxConcurrency is the number of clusters remediated at once, that is the size of
+	// each non-canary batch. Zero, or more than the number of clusters, makes one batch.
+	// +kubebuilder:validation:XValidation:rule="self >= 0",message="spec.remediationStrategy.maxConcurrency must not be negative"
+	MaxConcurrency int `json:"maxConcurrency"`
+
+	// Timeout is the time, in minutes, the whole rollout may take. Each batch gets the
+	// time left divided by the batches left. Zero means the default.
+	// +optional
+	// +kubebuilder:default=240
+	// +kubebuilder:validation:XValidation:rule="self >= 0",message="spec.remediationStrategy.timeout must not be negative"
+	// +kubebuilder:validation:XValidation:rule="self <= 5256000",message="spec.remediationStrategy.timeout must be at most 5256000 minutes (ten years)"
+	Timeout int `json:"timeout,omitempty"`
+}
+
+// NamespacedCR names a namespaced object.
+type NamespacedCR struct {
+	// Name of the object.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+	// Namespace of the object.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// BlockingCR names another ClusterGroupUpgrade that must complete before this one starts.
+// An empty namespace means the namespace of the ClusterGroupUpgrade that lists it.
+// +kubebuilder:validation:XValidation:rule="has(self.name) && size(self.name) > 0",message="spec.blockingCRs[].name must not be empty"
+type BlockingCR NamespacedCR
+
+// PreCachingConfigCR refers to a PreCachingConfig. An empty namespace means the namespace of
+// the ClusterGroupUpgrade.
+type PreCachingConfigCR NamespacedCR
+
+// ClusterActions changes labels and annotations of the selected ManagedClusters.
+type ClusterActions struct {
+	// AddClusterLabels adds or updates these labels.
+	// +optional
+	AddClusterLabels map[string]string `json:"addClusterLabels,omitempty"`
+	// DeleteClusterLabels removes these labels (only the keys are used).
+	// Deprecated: use removeClusterLabels.
+	// +optional
+	DeleteClusterLabels map[string]string `json:"deleteClusterLabels,omitempty"`
+	// RemoveClusterLabels removes the labels with these keys.
+	// +optional
+	RemoveClusterLabels []string `json:"removeClusterLabels,omitempty"`
+	// AddClusterAnnotations adds or updates these annotations.
+	// +optional
+	AddClusterAnnotations map[string]string `json:"addClusterAnnotations,omitempty"`
+	// RemoveClusterAnnotations removes the annotations with these keys.
+	// +optional
+	RemoveClusterAnnotations []string `json:"removeClusterAnnotations,omitempty"`
+}
+
+// BeforeEnable holds the actions applied to every selected cluster when the rollout starts.
+type BeforeEnable struct {
+	ClusterActions `json:",inline"`
+}
+
+// AfterCompletion holds the actions applied to each cluster as it completes, and the cleanup
+// done when the whole rollout completes.
+type AfterCompletion struct {
+	ClusterActions `json:",inline"`
+	// DeleteObjects removes the objects the rollout created (enforce copies of the policies,
+	// Placements, PlacementBindings, ManagedClusterViews and ManagedClusterActions) once the
+	// rollout completes. Absent means true.
+	// +optional
+	// +kubebuilder:default=true
+	DeleteObjects *bool `json:"deleteObjects,omitempty"`
+}
+
+// Actions are done before the rollout starts and after it completes.
+type Actions struct {
+	// BeforeEnable is applied to every selected cluster when the rollout starts.
+	// +optional
+	BeforeEnable *BeforeEnable `json:"beforeEnable,omitempty"`
+	// AfterCompletion is applied to each cluster as it completes.
+	// +optional
+	AfterCompletion *AfterCompletion `json:"afterCompletion,omitempty"`
+}
+
+// BatchTimeoutAction says what happens when a non-canary batch times out.
+// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self in ['Continue', 'Abort']",message="spec.batchTimeoutAction must be Continue or Abort"
+type BatchTimeoutAction string
+
+const (
+	// BatchTimeoutContinue stops remediating the timed-out clusters and starts the next batch.
+	BatchTimeoutContinue BatchTimeoutAction = "Continue"
+	// BatchTimeoutAbort ends the rollout in the TimedOut state.
+	BatchTimeoutAbort BatchTimeoutAction = "Abort"
+)
+
+// ClusterGroupUpgradeSpec is the desired rollout: which clusters, which policies, in which
+// batches.
+type ClusterGroupUpgradeSpec struct {
+	// Clusters names managed clusters to remediate, in the order the plan takes them.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:XValidation:rule="self.all(n, n != '')",message="spec.clusters must not contain an empty name"
+	Clusters []string `json:"clusters,omitempty"`
+
+	// ClusterSelector selects clusters by label, one selector an item: "key=value" matches
+	// that value, "key" matches any cluster with that label. Items are ORed.
+	// Deprecated: use clusterLabelSelectors.
+	// +optional
+	ClusterSelector []string `json:"clusterSelector,omitempty"`
+
+	// ClusterLabelSelectors selects clusters by label. A cluster is selected when any of
+	// the selectors matches it. Clusters matched only by a selector follow those listed in
+	// clusters, sorted by name.
+	// +optional
+	ClusterLabelSelectors []metav1.LabelSelector `json:"clusterLabelSelectors,omitempty"`
+
+	// ManagedPolicies names the inform policies to remediate, in order. Each name is looked
+	// up among the policies propagated to the selected clusters, in any namespace.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.all(n, n != '')",message="spec.managedPolicies must not contain an empty name"
+	ManagedPolicies []string `json:"managedPolicies,omitempty"`
+
+	// ManifestWorkTemplates names ManifestWorkReplicaSets in the CGU's namespace used as
+	// templates for ManifestWorks rolled out per batch, in order.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.all(n, n != '')",message="spec.manifestWorkTemplates must not contain an empty name"
+	ManifestWorkTemplates []string `json:"manifestWorkTemplates,omitempty"`
+
+	// RemediationStrategy says how the clusters are split into batches and how long the
+	// rollout may take.
+	RemediationStrategy *RemediationStrategySpec `json:"remediationStrategy"`
+
+	// Enable starts the rollout. While false the plan is computed and shown, and nothing is
+	// enforced.
+	// +optional
+	// +kubebuilder:default=true
+	Enable *bool `json:"enable,omitempty"`
+
+	// PreCaching pulls the images the managed policies need onto every selected cluster,
+	// whatever enable says.
+	// +optional
+	// +kubebuilder:default=false
+	PreCaching bool `json:"preCaching,omitempty"`
+
+	// PreCachingConfigRef refers to a PreCachingConfig that refines what is pre-cached.
+	// +optional
+	PreCachingConfigRef PreCachingConfigCR `json:"preCachingConfigRef,omitempty"`
+
+	// Backup asked TALM to back up each cluster before its upgrade.
+	// Deprecated: not supported by cgu-operator; a ClusterGroupUpgrade with backup set to
+	// true is reported as not valid and is not started.
+	// +optional
+	// +kubebuilder:default=false
+	Backup bool `json:"backup,omitempty"`
+
+	// BlockingCRs names ClusterGroupUpgrades that must complete before this one starts.
+	// +optional
+	// +kubebuilder:validation:MaxItems=100
+	BlockingCRs []BlockingCR `json:"blockingCRs,omitempty"`
+
+	// Actions are done before the rollout starts and after it completes.
+	// +optional
+	Actions Actions `json:"actions,omitempty"`
+
+	// BatchTimeoutAction says what happens when a non-canary batch times out: Continue (the
+	// default) or Abort.
+	// +optional
+	BatchTimeoutAction BatchTimeoutAction `json:"batchTimeoutAction,omitempty"`
+}
+
+// UpgradeState is the state of a rollout.
+// +kubebuilder:validation:Enum=NotStarted;CannotStart;NotCompleted;TimedOut;Completed
+type UpgradeState string
+
+const (
+	// StateNotStarted: the plan is known and the rollout is not enabled yet.
+	StateNotStarted UpgradeState = "NotStarted"
+	// StateCannotStart: the rollout is enabled and something (a blocking CR, an invalid
+	// spec) keeps it from starting.
+	StateCannotStart UpgradeState = "CannotStart"
+	// StateNotCompleted: the rollout is enforcing policies, batch by batch.
+	StateNotCompleted UpgradeState = "NotCompleted"
+	// StateTimedOut: the rollout ran out of time; it still turns Completed if every
+	// cluster becomes compliant.
+	StateTimedOut UpgradeState = "TimedOut"
+	// StateCompleted: every selected cluster is compliant with every managed policy.
+	StateCompleted UpgradeState = "Completed"
+)
+
+// ClusterState is the state of one cluster in a rollout. Completed, TimedOut and Failed are
+// terminal.
+// +kubebuilder:validation:Enum=Pending;InProgress;Completed;TimedOut;Failed
+type ClusterState string
+
+const (
+	// ClusterPending: the cluster's batch has not started.
+	ClusterPending ClusterState = "Pending"
+	// ClusterInProgress: the cluster is working through its policies.
+	ClusterInProgress ClusterState = "InProgress"
+	// ClusterCompleted: the cluster is compliant with every managed policy.
+	ClusterCompleted ClusterState = "Completed"
+	// ClusterTimedOut: the cluster's batch timed out before it completed.
+	ClusterTimedOut ClusterState = "TimedOut"
+	// ClusterFailed: the cluster cannot complete (for example it was deleted).
+	ClusterFailed ClusterState = "Failed"
+)
+
+// ClusterProgress is where one cluster stands.
+type ClusterProgress struct {
+	// Name of the managed cluster.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// State of the cluster in the rollout.
+	State ClusterState `json:"state"`
+	// CurrentPolicy is the managed policy the cluster is working on, while InProgress.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	CurrentPolicy string `json:"currentPolicy,omitempty"`
+	// Since is when the cluster entered its state, or started its current policy.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+	// Reason is a CamelCase word saying why the cluster is in its state, when that is
+	// not obvious (for example why it failed).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
+}
+
+// ClusterCounts counts the selected clusters by state.
+type ClusterCounts struct {
+	// Total is the number of clusters in the plan.
+	Total int `json:"total"`
+	// Pending clusters are in a batch that has not started.
+	Pending int `json:"pending"`
+	// InProgress clusters are in the current batch and not done.
+	InProgress int `json:"inProgress"`
+	// Completed clusters are compliant with every managed policy.
+	Completed int `json:"completed"`
+	// TimedOut clusters were in a batch that timed out.
+	TimedOut int `json:"timedOut"`
+	// Failed clusters cannot complete.
+	Failed int `json:"failed"`
+}
+
+// Progress holds the printer-column strings, written with the counts they summarize.
+type Progress struct {
+	// Batch is "current/total", for example "2/5"; "0/5" before the rollout starts.
+	// +optional
+	Batch string `json:"batch,omitempty"`
+	// Clusters is "done/total", done counting completed, timed-out and failed clusters.
+	// +optional
+	Clusters string `json:"clusters,omitempty"`
+}
+
+// PlanSummary describes the frozen remediation plan. The plan itself lives in
+// ClusterGroupUpgradeBatch objects owned by the ClusterGroupUpgrade.
+type PlanSummary struct {
+	// Batches is the number of batches, canary batches included.
+	Batches int `json:"batches"`
+	// CanaryBatches is the number of leading batches that hold one canary each.
+	// +optional
+	CanaryBatches int `json:"canaryBatches,omitempty"`
+	// Clusters is the number of clusters in the plan.
+	Clusters int `json:"clusters"`
+	// SkippedCompliant is the number of selected clusters left out of the plan because
+	// they were already compliant with every managed policy.
+	// +optional
+	SkippedCompliant int `json:"skippedCompliant,omitempty"`
+	// FrozenAt is when the rollout started and the plan stopped following the spec.
+	// +optional
+	FrozenAt *metav1.Time `json:"frozenAt,omitempty"`
+}
+
+// BatchStatus is the state of the batch being remediated.
+type BatchStatus struct {
+	// Index is the batch's 1-based position in the plan.
+	Index int `json:"index"`
+	// Canary is true for a canary batch.
+	// +optional
+	Canary bool `json:"canary,omitempty"`
+	// StartedAt is when the batch started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// TimeoutAt is when the batch times out.
+	// +optional
+	TimeoutAt *metav1.Time `json:"timeoutAt,omitempty"`
+	// Clusters shows the batch's clusters, clusters not done first, at most
+	// ClusterDetailLimit (250) of them; the batch's ClusterGroupUpgradeBatch objects hold
+	// them all.
+	// +optional
+	// +kubebuilder:validation:MaxItems=250
+	Clusters []ClusterProgress `json:"clusters,omitempty"`
+	// ClustersNotShown is how many of the batch's clusters did not fit in clusters.
+	// +optional
+	ClustersNotShown int `json:"clustersNotShown,omitempty"`
+}
+
+// PolicyReference names a policy.
+type PolicyReference struct {
+	// Name of the policy.
+	Name string `json:"name"`
+	// Namespace of the policy.
+	Namespace string `json:"namespace"`
+}
+
+// PrecachingSpec is what is pre-cached on each cluster: derived from the managed policies,
+// refined by a PreCachingConfig.
+type PrecachingSpec struct {
+	// PlatformImage is the OpenShift release image to pull.
+	// +optional
+	PlatformImage string `json:"platformImage,omitempty"`
+	// OperatorsIndexes are the catalog index images operators come from.
+	// +optional
+	OperatorsIndexes []string `json:"operatorsIndexes,omitempty"`
+	// OperatorsPackagesAndChannels lists "package:channel" entries to pull.
+	// +optional
+	OperatorsPackagesAndChannels []string `json:"operatorsPackagesAndChannels,omitempty"`
+	// ExcludePrecachePatterns drops matching images.
+	// +optional
+	ExcludePrecachePatterns []string `json:"excludePrecachePatterns,omitempty"`
+	// SpaceRequired is the free space the image store needs, as a quantity ("30Gi").
+	// +optional
+	SpaceRequired string `json:"spaceRequired,omitempty"`
+	// AdditionalImages are pulled as well.
+	// +optional
+	AdditionalImages []string `json:"additionalImages,omitempty"`
+}
+
+// PrecachingStatus is the pre-caching state: its spec and how many clusters are in each
+// precache state. Per-cluster precache states live in the ClusterGroupUpgradeBatch objects.
+type PrecachingStatus struct {
+	// Spec is what is pre-cached.
+	// +optional
+	Spec *PrecachingSpec `json:"spec,omitempty"`
+	// Counts maps a precache state (NotStarted, Starting, Active, Succeeded, Timeout,
+	// Failed) to the number of clusters in it.
+	// +optional
+	Counts map[string]int `json:"counts,omitempty"`
+}
+
+// ClusterGroupUpgradeStatus is the observed state of a rollout. It stays small whatever the
+// fleet size: per-cluster detail is bounded by ClusterDetailLimit.
+type ClusterGroupUpgradeStatus struct {
+	// ObservedGeneration is the spec generation this status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// State is the state of the rollout.
+	// +optional
+	State UpgradeState `json:"state,omitempty"`
+	// Message says in one line what the rollout is doing or waiting for.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Progress holds the strings of the Batch and Clusters printer columns.
+	// +optional
+	Progress Progress `json:"progress,omitempty"`
+	// Conditions: ClustersSelected, Validated, PrecacheSpecValid, PrecachingSucceeded,
+	// Progressing, Succeeded. Their order carries no meaning.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Counts counts the clusters of the plan by state.
+	// +optional
+	Counts ClusterCounts `json:"counts,omitempty"`
+	// Plan describes the remediation plan.
+	// +optional
+	Plan *PlanSummary `json:"plan,omitempty"`
+	// CurrentBatch is the batch being remediated.
+	// +optional
+	CurrentBatch *BatchStatus `json:"currentBatch,omitempty"`
+	// StartedAt is when the rollout started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// CompletedAt is when the rollout completed.
+	// +optional
+	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+	// ManagedPoliciesForUpgrade are the managed policies resolved to their namespaces, in
+	// spec order.
+	// +optional
+	ManagedPoliciesForUpgrade []PolicyReference `json:"managedPoliciesForUpgrade,omitempty"`
+	// ManagedPoliciesCompliantBeforeUpgrade are managed policies every selected cluster
+	// already complied with; they are not enforced.
+	// +optional
+	ManagedPoliciesCompliantBeforeUpgrade []string `json:"managedPoliciesCompliantBeforeUpgrade,omitempty"`
+	// Precaching is the pre-caching state, when spec.preCaching is true.
+	// +optional
+	Precaching *PrecachingStatus `json:"precaching,omitempty"`
+}
+
+// ClusterGroupUpgrade rolls inform policies out to a group of managed clusters, batch by
+// batch, by enforcing them on one batch at a time.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=clustergroupupgrades,shortName=cgu;cgus,categories=cgu-operator
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Batch",type=string,JSONPath=`.status.progress.batch`
+// +kubebuilder:printcolumn:name="Clusters",type=string,JSONPath=`.status.progress.clusters`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Details",type=string,JSONPath=`.status.message`
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.blockingCRs) || !self.spec.blockingCRs.exists(b, b.name == self.metadata.name && (!has(b.__namespace__) || size(b.__namespace__) == 0))",message="spec.blockingCRs must not name the ClusterGroupUpgrade itself"
+type ClusterGroupUpgrade struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ClusterGroupUpgradeSpec   `json:"spec,omitempty"`
+	Status ClusterGroupUpgradeStatus `json:"status,omitempty"`
+}
+
+// ClusterGroupUpgradeList is a list of ClusterGroupUpgrades.
+//
+// +kubebuilder:object:root=true
+type ClusterGroupUpgradeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterGroupUpgrade `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ClusterGroupUpgrade{}, &ClusterGroupUpgradeList{})
+}

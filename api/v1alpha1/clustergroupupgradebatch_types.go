@@ -1,0 +1,78 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LabelUpgradeName labels the objects the operator creates for a ClusterGroupUpgrade with
+// the ClusterGroupUpgrade's name.
+const LabelUpgradeName = "ran.openshift.io/cgu"
+
+// ClusterGroupUpgradeBatchSpec is one part of one batch of a frozen remediation plan.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: the plan is frozen once written"
+type ClusterGroupUpgradeBatchSpec struct {
+	// Upgrade is the name of the ClusterGroupUpgrade, in the same namespace, this plan
+	// belongs to.
+	// +kubebuilder:validation:MinLength=1
+	Upgrade string `json:"upgrade"`
+	// Index is the batch's 1-based position in the plan.
+	// +kubebuilder:validation:Minimum=1
+	Index int `json:"index"`
+	// Part is the 0-based part of the batch held by this object: a batch larger than
+	// ClusterDetailLimit (250) clusters is split over several objects.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Part int `json:"part,omitempty"`
+	// Canary is true for a canary batch.
+	// +optional
+	Canary bool `json:"canary,omitempty"`
+	// Clusters of this part of the batch, in plan order.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=250
+	// +listType=set
+	Clusters []string `json:"clusters"`
+}
+
+// ClusterGroupUpgradeBatchStatus is the progress of the clusters of one part of a batch.
+type ClusterGroupUpgradeBatchStatus struct {
+	// Clusters holds each cluster's progress, once its batch has started.
+	// +optional
+	// +kubebuilder:validation:MaxItems=250
+	// +listType=map
+	// +listMapKey=name
+	Clusters []ClusterProgress `json:"clusters,omitempty"`
+}
+
+// ClusterGroupUpgradeBatch is written by the operator: it records one part of one batch of
+// a ClusterGroupUpgrade's remediation plan and the progress of its clusters, so that the
+// ClusterGroupUpgrade's own status stays small for any fleet size. It is owned by its
+// ClusterGroupUpgrade and labelled ran.openshift.io/cgu=<name>.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=clustergroupupgradebatches,shortName=cgub,categories=cgu-operator
+// +kubebuilder:printcolumn:name="Upgrade",type=string,JSONPath=`.spec.upgrade`
+// +kubebuilder:printcolumn:name="Batch",type=integer,JSONPath=`.spec.index`
+// +kubebuilder:printcolumn:name="Part",type=integer,JSONPath=`.spec.part`,priority=1
+// +kubebuilder:printcolumn:name="Canary",type=boolean,JSONPath=`.spec.canary`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ClusterGroupUpgradeBatch struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ClusterGroupUpgradeBatchSpec   `json:"spec"`
+	Status ClusterGroupUpgradeBatchStatus `json:"status,omitempty"`
+}
+
+// ClusterGroupUpgradeBatchList is a list of ClusterGroupUpgradeBatches.
+//
+// +kubebuilder:object:root=true
+type ClusterGroupUpgradeBatchList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterGroupUpgradeBatch `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ClusterGroupUpgradeBatch{}, &ClusterGroupUpgradeBatchList{})
+}

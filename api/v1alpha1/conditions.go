@@ -1,0 +1,80 @@
+package v1alpha1
+
+// Condition types of a ClusterGroupUpgrade. The names match TALM's, so that tools reading
+// TALM conditions keep working (TALM spells the precaching one "PrecachingSuceeded").
+const (
+	// ConditionClustersSelected is True when every named cluster exists and at least one
+	// cluster is selected.
+	ConditionClustersSelected = "ClustersSelected"
+	// ConditionValidated is True when the managed policies, canaries and templates are
+	// resolved and consistent.
+	ConditionValidated = "Validated"
+	// ConditionPrecacheSpecValid is True when the precache spec derived from the policies
+	// and the PreCachingConfig is complete.
+	ConditionPrecacheSpecValid = "PrecacheSpecValid"
+	// ConditionPrecachingSucceeded is True when every cluster finished pre-caching.
+	ConditionPrecachingSucceeded = "PrecachingSucceeded"
+	// ConditionProgressing is True while the rollout enforces policies.
+	ConditionProgressing = "Progressing"
+	// ConditionSucceeded is True once every cluster completed, False once the rollout
+	// ended otherwise.
+	ConditionSucceeded = "Succeeded"
+)
+
+// Condition reasons. Where TALM has a reason for the same situation the name is TALM's.
+const (
+	// ReasonClusterSelectionCompleted (ClustersSelected=True): clusters are selected.
+	ReasonClusterSelectionCompleted = "ClusterSelectionCompleted"
+	// ReasonClusterNotFound (ClustersSelected=False): named clusters do not exist; the
+	// message names them.
+	ReasonClusterNotFound = "ClusterNotFound"
+	// ReasonNoClustersSelected (ClustersSelected=False): the spec selects no cluster.
+	ReasonNoClustersSelected = "NoClustersSelected"
+
+	// ReasonValidationCompleted (Validated=True): the spec is consistent.
+	ReasonValidationCompleted = "ValidationCompleted"
+	// ReasonNotAllManagedPoliciesExist (Validated=False): managed policies are missing;
+	// the message names them.
+	ReasonNotAllManagedPoliciesExist = "NotAllManagedPoliciesExist"
+	// ReasonAmbiguousManagedPoliciesNames (Validated=False): a managed policy name exists
+	// in more than one namespace; the message names both.
+	ReasonAmbiguousManagedPoliciesNames = "AmbiguousManagedPoliciesNames"
+	// ReasonInvalidCanaries (Validated=False): canaries that are not selected clusters.
+	ReasonInvalidCanaries = "InvalidCanaries"
+	// ReasonBackupNotSupported (Validated=False): spec.backup is true.
+	ReasonBackupNotSupported = "BackupNotSupported"
+
+	// ReasonPrecacheSpecIsWellFormed (PrecacheSpecValid=True).
+	ReasonPrecacheSpecIsWellFormed = "PrecacheSpecIsWellFormed"
+	// ReasonPrecacheSpecIncomplete (PrecacheSpecValid=False): something to pre-cache could
+	// not be resolved; the message says what.
+	ReasonPrecacheSpecIncomplete = "PrecacheSpecIncomplete"
+	// ReasonInvalidPlatformImage (PrecacheSpecValid=False): the release image is not a
+	// valid image reference.
+	ReasonInvalidPlatformImage = "InvalidPlatformImage"
+
+	// ReasonPrecachingCompleted (PrecachingSucceeded=True): every cluster pre-cached.
+	ReasonPrecachingCompleted = "PrecachingCompleted"
+	// ReasonPartiallyDone (PrecachingSucceeded=True): some clusters failed to pre-cache
+	// and left the plan.
+	ReasonPartiallyDone = "PartiallyDone"
+	// ReasonPrecachingFailed (PrecachingSucceeded=False): every cluster failed to pre-cache.
+	ReasonPrecachingFailed = "Failed"
+
+	// ReasonNotEnabled (Progressing=False): spec.enable is false.
+	ReasonNotEnabled = "NotEnabled"
+	// ReasonMissingBlockingCR (Progressing=False): a blocking ClusterGroupUpgrade does not
+	// exist.
+	ReasonMissingBlockingCR = "MissingBlockingCR"
+	// ReasonIncompleteBlockingCR (Progressing=False): a blocking ClusterGroupUpgrade has not
+	// completed.
+	ReasonIncompleteBlockingCR = "IncompleteBlockingCR"
+	// ReasonInProgress (Progressing=True, Succeeded=False, PrecachingSucceeded=False): work
+	// is under way.
+	ReasonInProgress = "InProgress"
+	// ReasonCompleted (Progressing=False, Succeeded=True): every cluster completed.
+	ReasonCompleted = "Completed"
+	// ReasonTimedOut (Progressing=False, Succeeded=False): the rollout or a canary batch
+	// ran out of time, or a batch timed out with batchTimeoutAction Abort.
+	ReasonTimedOut = "TimedOut"
+)

@@ -1,0 +1,121 @@
+// Package hubapi checks that the hub serves the APIs the operator depends on, so that a
+// missing CRD stops the manager at start with a message naming it instead of a stream of
+// watch errors.
+package hubapi
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
+	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
+)
+
+// API is one resource the operator uses, with what provides it on a hub.
+type API struct {
+	GroupVersion schema.GroupVersion
+	Resource     string
+	ProvidedBy   string
+}
+
+func (a API) String() string {
+	return fmt.Sprintf("%s.%s/%s (%s)", a.Resource, a.GroupVersion.Group, a.GroupVersion.Version, a.ProvidedBy)
+}
+
+const (
+	governance = "Open Cluster Management governance-policy-propagator"
+	placement  = "Open Cluster Management cluster-manager"
+	foundation = "Red Hat Advanced Cluster Management foundation"
+	work       = "Open Cluster Management work"
+	self       = "cgu-operator: apply config/crd"
+)
+
+var ranV1a1 = ranv1alpha1.GroupVersion
+
+// Required are the APIs without which no rollout can run.
+var Required = []API{
+	{ranV1a1, "clustergroupupgrades", self},
+	{ranV1a1, "clustergroupupgradebatches", self},
+	{ranV1a1, "precachingconfigs", self},
+	{policyv1.GroupVersion, "policies", governance},
+	{policyv1.GroupVersion, "placementbindings", governance},
+	{clusterv1.SchemeGroupVersion, "managedclusters", placement},
+	{clusterv1beta1.SchemeGroupVersion, "placements", placement},
+	{clusterv1beta1.SchemeGroupVersion, "placementdecisions", placement},
+}
+
+// Optional are the APIs only some features need: reading and changing spoke objects
+// (pre-caching, upgrade checks) and ManifestWork rollouts.
+var Optional = []API{
+	{viewv1beta1.GroupVersion, "managedclusterviews", foundation},
+	{actionv1beta1.GroupVersion, "managedclusteractions", foundation},
+	{workv1.SchemeGroupVersion, "manifestworks", work},
+	{workv1alpha1.SchemeGroupVersion, "manifestworkreplicasets", work},
+}
+
+// Missing returns the APIs of want that the server behind d does not serve.
+func Missing(d discovery.DiscoveryInterface, want []API) ([]API, error) {
+	served := map[schema.GroupVersion]map[string]bool{}
+	var missing []API
+	for _, api := range want {
+		resources, known := served[api.GroupVersion]
+		if !known {
+			var err error
+			resources, err = listResources(d, api.GroupVersion)
+			if err != nil {
+				return nil, err
+			}
+			served[api.GroupVersion] = resources
+		}
+		if !resources[api.Resource] {
+			missing = append(missing, api)
+		}
+	}
+	return missing, nil
+}
+
+func listResources(d discovery.DiscoveryInterface, gv schema.GroupVersion) (map[string]bool, error) {
+	list, err := d.ServerResourcesForGroupVersion(gv.String())
+	if apierrors.IsNotFound(err) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("discovering %s: %w", gv, err)
+	}
+	names := make(map[string]bool, len(list.APIResources))
+	for _, r := range list.APIResources {
+		names[r.Name] = true
+	}
+	return names, nil
+}
+
+// ErrMissingAPIs is wrapped by the error CheckRequired returns when required APIs are
+// missing.
+var ErrMissingAPIs = errors.New("the hub does not serve APIs the operator needs")
+
+// CheckRequired returns an error naming every required API the hub does not serve.
+func CheckRequired(d discovery.DiscoveryInterface) error {
+	missing, err := Missing(d, Required)
+	if err != nil {
+		return err
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	names := make([]string, len(missing))
+	for i, api := range missing {
+		names[i] = api.String()
+	}
+	return fmt.Errorf("%w; install the missing CRDs and start again: %s", ErrMissingAPIs, strings.Join(names, ", "))
+}

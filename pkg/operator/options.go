@@ -1,0 +1,89 @@
+// Package operator builds and runs the cgu-operator manager. The production binary
+// (cmd/manager), the demo and the tests start the operator through the same New function.
+package operator
+
+import (
+	"flag"
+	"fmt"
+	"time"
+)
+
+// Options configure the manager. Defaults are those of the production deployment.
+type Options struct {
+	// MetricsAddr is where the metrics endpoint listens; "0" turns it off.
+	MetricsAddr string
+	// SecureMetrics serves metrics over HTTPS, with authentication and authorization of
+	// each scrape through TokenReview and SubjectAccessReview.
+	SecureMetrics bool
+	// ProbeAddr is where /healthz and /readyz listen; "0" turns them off.
+	ProbeAddr string
+	// LeaderElect makes one replica at a time active.
+	LeaderElect bool
+	// LeaderElectionNamespace holds the leader lease; empty means the namespace the
+	// manager runs in.
+	LeaderElectionNamespace string
+	// QPS and Burst bound the client's request rate to the kube-apiserver.
+	QPS   float32
+	Burst int
+	// Workers is the number of ClusterGroupUpgrades reconciled at once.
+	Workers int
+	// GracefulShutdown bounds how long the manager waits for running work on stop.
+	GracefulShutdown time.Duration
+}
+
+// DefaultOptions returns the production defaults.
+func DefaultOptions() Options {
+	return Options{
+		MetricsAddr:      ":8443",
+		SecureMetrics:    true,
+		ProbeAddr:        ":8081",
+		LeaderElect:      true,
+		QPS:              50,
+		Burst:            100,
+		Workers:          4,
+		GracefulShutdown: 30 * time.Second,
+	}
+}
+
+// BindFlags registers a flag for each option on fs, with o's values as defaults.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr,
+		`Address the metrics endpoint binds to; "0" disables it.`)
+	fs.BoolVar(&o.SecureMetrics, "metrics-secure", o.SecureMetrics,
+		"Serve metrics over HTTPS with authentication and authorization; false serves plain HTTP.")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr,
+		`Address the /healthz and /readyz endpoints bind to; "0" disables them.`)
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
+		"Elect a leader so that only one replica reconciles at a time.")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
+		"Namespace of the leader election lease; empty means the namespace the manager runs in.")
+	qps := float64(o.QPS)
+	fs.Func("kube-api-qps", fmt.Sprintf("Sustained requests per second to the kube-apiserver (default %g).", qps),
+		func(s string) error {
+			var v float64
+			if _, err := fmt.Sscanf(s, "%g", &v); err != nil || v <= 0 {
+				return fmt.Errorf("must be a positive number, got %q", s)
+			}
+			o.QPS = float32(v)
+			return nil
+		})
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Requests allowed in a burst above kube-api-qps.")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "ClusterGroupUpgrades reconciled at once.")
+	fs.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", o.GracefulShutdown,
+		"How long to wait for running work when stopping.")
+}
+
+// Validate reports options that cannot work.
+func (o Options) Validate() error {
+	switch {
+	case o.QPS <= 0:
+		return fmt.Errorf("kube-api-qps must be positive, got %g", o.QPS)
+	case o.Burst < 1:
+		return fmt.Errorf("kube-api-burst must be at least 1, got %d", o.Burst)
+	case o.Workers < 1:
+		return fmt.Errorf("workers must be at least 1, got %d", o.Workers)
+	case o.GracefulShutdown < 0:
+		return fmt.Errorf("graceful-shutdown-timeout must not be negative, got %s", o.GracefulShutdown)
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+const statusNS = "status"
+
+func newCGU(name string) *ranv1alpha1.ClusterGroupUpgrade {
+	return &ranv1alpha1.ClusterGroupUpgrade{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: statusNS},
+		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+			Clusters:            []string{"a", "b"},
+			ManagedPolicies:     []string{"p"},
+			RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 1},
+		},
+	}
+}
+
+var _ = Describe("ClusterGroupUpgrade status", func() {
+	BeforeEach(func(ctx SpecContext) {
+		Expect(ensureNamespace(ctx, statusNS)).To(Succeed())
+	})
+
+	It("is shown by `oc get cgu` in the State, Batch, Clusters, Age and Details columns", func(ctx SpecContext) {
+		cgu := newCGU("columns")
+		Expect(k8s.Create(ctx, cgu)).To(Succeed())
+		cgu.Status = ranv1alpha1.ClusterGroupUpgradeStatus{
+			State:    ranv1alpha1.StateNotCompleted,
+			Message:  "Batch 2 of 5: waiting for 3 clusters",
+			Progress: ranv1alpha1.Progress{Batch: "2/5", Clusters: "30/100"},
+		}
+		Expect(k8s.Status().Update(ctx, cgu)).To(Succeed())
+
+		table := getTable(ctx, "/apis/ran.openshift.io/v1alpha1/namespaces/"+statusNS+"/clustergroupupgrades/columns")
+		var names []string
+		for _, c := range table.ColumnDefinitions {
+			names = append(names, c.Name)
+		}
+		Expect(names).To(Equal([]string{"Name", "State", "Batch", "Clusters", "Age", "Details"}))
+		Expect(table.Rows).To(HaveLen(1))
+		cells := table.Rows[0].Cells
+		Expect(cells[0]).To(Equal("columns"))
+		Expect(cells[1:4]).To(Equal([]any{"NotCompleted", "2/5", "30/100"}))
+		Expect(cells[5]).To(Equal("Batch 2 of 5: waiting for 3 clusters"))
+	})
+
+	It("accepts only the five documented states", func(ctx SpecContext) {
+		cgu := newCGU("states")
+		Expect(k8s.Create(ctx, cgu)).To(Succeed())
+		for _, state := range []ranv1alpha1.UpgradeState{
+			ranv1alpha1.StateNotStarted, ranv1alpha1.StateCannotStart, ranv1alpha1.StateNotCompleted,
+			ranv1alpha1.StateTimedOut, ranv1alpha1.StateCompleted,
+		} {
+			cgu.Status.State = state
+			Expect(k8s.Status().Update(ctx, cgu)).To(Succeed(), "state %s", state)
+		}
+		cgu.Status.State = "UpgradeCompleted"
+		err := k8s.Status().Update(ctx, cgu)
+		Expect(err).To(MatchError(ContainSubstring(`status.state: Unsupported value: "UpgradeCompleted"`)))
+	})
+
+	It("holds at most 250 clusters of the current batch", func(ctx SpecContext) {
+		cgu := newCGU("too-many")
+		Expect(k8s.Create(ctx, cgu)).To(Succeed())
+		cgu.Status.CurrentBatch = &ranv1alpha1.BatchStatus{Index: 1}
+		for i := range ranv1alpha1.ClusterDetailLimit + 1 {
+			cgu.Status.CurrentBatch.Clusters = append(cgu.Status.CurrentBatch.Clusters,
+				ranv1alpha1.ClusterProgress{Name: clusterName(i), State: ranv1alpha1.ClusterInProgress})
+		}
+		err := k8s.Status().Update(ctx, cgu)
+		Expect(err).To(MatchError(ContainSubstring("status.currentBatch.clusters: Too many: 251: must have at most 250 items")))
+	})
+})
+
+var _ = Describe("ClusterGroupUpgradeBatch", func() {
+	It("keeps its spec frozen once written", func(ctx SpecContext) {
+		Expect(ensureNamespace(ctx, statusNS)).To(Succeed())
+		batch := &ranv1alpha1.ClusterGroupUpgradeBatch{
+			ObjectMeta: metav1.ObjectMeta{Name: "frozen-1-0", Namespace: statusNS},
+			Spec: ranv1alpha1.ClusterGroupUpgradeBatchSpec{
+				Upgrade: "frozen", Index: 1, Clusters: []string{"a", "b"},
+			},
+		}
+		Expect(k8s.Create(ctx, batch)).To(Succeed())
+
+		batch.Spec.Clusters = []string{"a", "c"}
+		Expect(k8s.Update(ctx, batch)).To(MatchError(ContainSubstring("spec is immutable: the plan is frozen once written")))
+
+		fresh := &ranv1alpha1.ClusterGroupUpgradeBatch{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(batch), fresh)).To(Succeed())
+		fresh.Status.Clusters = []ranv1alpha1.ClusterProgress{{
+			Name: "a", State: ranv1alpha1.ClusterCompleted, Since: &metav1.Time{Time: time.Now()},
+		}}
+		Expect(k8s.Status().Update(ctx, fresh)).To(Succeed(), "progress is recorded in status")
+	})
+
+	It("rejects a part larger than 250 clusters", func(ctx SpecContext) {
+		Expect(ensureNamespace(ctx, statusNS)).To(Succeed())
+		batch := &ranv1alpha1.ClusterGroupUpgradeBatch{
+			ObjectMeta: metav1.ObjectMeta{Name: "large-1-0", Namespace: statusNS},
+			Spec:       ranv1alpha1.ClusterGroupUpgradeBatchSpec{Upgrade: "large", Index: 1},
+		}
+		for i := range ranv1alpha1.ClusterDetailLimit + 1 {
+			batch.Spec.Clusters = append(batch.Spec.Clusters, clusterName(i))
+		}
+		Expect(k8s.Create(ctx, batch)).To(MatchError(ContainSubstring("spec.clusters: Too many: 251: must have at most 250 items")))
+	})
+})
+
+func clusterName(i int) string {
+	return fmt.Sprintf("cluster-%04d", i)
+}
+
+// getTable reads an object the way kubectl get does: as a server-side Table.
+func getTable(ctx SpecContext, path string) *metav1.Table {
+	rc, err := rest.RESTClientFor(restConfigFor())
+	Expect(err).NotTo(HaveOccurred())
+	raw, err := rc.Get().AbsPath(path).
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").
+		DoRaw(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	table := &metav1.Table{}
+	Expect(json.Unmarshal(raw, table)).To(Succeed())
+	return table
+}
+
+func restConfigFor() *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &ranv1alpha1.GroupVersion
+	c.APIPath = "/apis"
+	c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	return c
+}

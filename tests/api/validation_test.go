@@ -1,0 +1,206 @@
+package api_test
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+const validationNS = "validation"
+
+var nameSeq atomic.Int64
+
+// cguYAML is a valid ClusterGroupUpgrade that each case changes in one place.
+func cguYAML(name, spec string) *unstructured.Unstructured {
+	return fromYAML(fmt.Sprintf(`
+apiVersion: ran.openshift.io/v1alpha1
+kind: ClusterGroupUpgrade
+metadata:
+  name: %s
+  namespace: %s
+spec:
+%s`, name, validationNS, spec))
+}
+
+func uniqueName(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, nameSeq.Add(1))
+}
+
+var _ = Describe("ClusterGroupUpgrade validation", func() {
+	BeforeEach(func(ctx SpecContext) {
+		Expect(ensureNamespace(ctx, validationNS)).To(Succeed())
+	})
+
+	DescribeTable("rejects an invalid spec with a message naming the field",
+		func(ctx SpecContext, spec, message string) {
+			obj := cguYAML(uniqueName("invalid"), spec)
+			err := k8s.Create(ctx, obj, client.FieldValidation("Strict"))
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(message))
+		},
+		Entry("negative maxConcurrency", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: -1}`,
+			"spec.remediationStrategy.maxConcurrency must not be negative"),
+		Entry("maxConcurrency that is not a number", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: two}`,
+			"spec.remediationStrategy.maxConcurrency: Invalid value"),
+		Entry("missing maxConcurrency", `
+  clusters: [a]
+  remediationStrategy: {timeout: 60}`,
+			"spec.remediationStrategy.maxConcurrency: Required value"),
+		Entry("missing remediationStrategy", `
+  clusters: [a]`,
+			"spec.remediationStrategy: Required value"),
+		Entry("negative timeout", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1, timeout: -5}`,
+			"spec.remediationStrategy.timeout must not be negative"),
+		Entry("timeout beyond ten years", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1, timeout: 999999999}`,
+			"spec.remediationStrategy.timeout must be at most 5256000 minutes"),
+		Entry("unknown batchTimeoutAction", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  batchTimeoutAction: abort`,
+			"spec.batchTimeoutAction must be Continue or Abort"),
+		Entry("a cluster listed twice", `
+  clusters: [a, b, a]
+  remediationStrategy: {maxConcurrency: 1}`,
+			`spec.clusters[2]: Duplicate value: "a"`),
+		Entry("a canary listed twice", `
+  clusters: [a, b]
+  remediationStrategy: {maxConcurrency: 1, canaries: [a, a]}`,
+			`spec.remediationStrategy.canaries[1]: Duplicate value: "a"`),
+		Entry("an empty cluster name", `
+  clusters: [a, ""]
+  remediationStrategy: {maxConcurrency: 1}`,
+			"spec.clusters must not contain an empty name"),
+		Entry("an empty canary name", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1, canaries: [""]}`,
+			"spec.remediationStrategy.canaries must not contain an empty name"),
+		Entry("an empty managed policy name", `
+  clusters: [a]
+  managedPolicies: [p1, ""]
+  remediationStrategy: {maxConcurrency: 1}`,
+			"spec.managedPolicies must not contain an empty name"),
+		Entry("an empty ManifestWork template name", `
+  clusters: [a]
+  manifestWorkTemplates: [""]
+  remediationStrategy: {maxConcurrency: 1}`,
+			"spec.manifestWorkTemplates must not contain an empty name"),
+		Entry("a blocking CR without a name", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  blockingCRs: [{namespace: default}]`,
+			"spec.blockingCRs[].name must not be empty"),
+		Entry("a misspelt field", `
+  clusters: [a]
+  remediationStrategy: {maxConcurency: 1}`,
+			`unknown field "spec.remediationStrategy.maxConcurency"`),
+		Entry("clusters that are not a list", `
+  clusters: a
+  remediationStrategy: {maxConcurrency: 1}`,
+			"spec.clusters: Invalid value"),
+	)
+
+	It("rejects a ClusterGroupUpgrade that blocks itself", func(ctx SpecContext) {
+		obj := cguYAML("blocks-itself", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  blockingCRs: [{name: blocks-itself}]`)
+		err := k8s.Create(ctx, obj)
+		Expect(err).To(MatchError(ContainSubstring("spec.blockingCRs must not name the ClusterGroupUpgrade itself")))
+	})
+
+	DescribeTable("accepts what TALM accepts",
+		func(ctx SpecContext, spec string) {
+			Expect(k8s.Create(ctx, cguYAML(uniqueName("accepted"), spec), client.FieldValidation("Strict"))).To(Succeed())
+		},
+		Entry("maxConcurrency 0 (one batch)", `
+  clusters: [a, b]
+  remediationStrategy: {maxConcurrency: 0}`),
+		Entry("timeout 0 (the default)", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1, timeout: 0}`),
+		Entry("maxConcurrency above the cluster count", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 500}`),
+		Entry("no clusters and no policies yet", `
+  remediationStrategy: {maxConcurrency: 1}`),
+		Entry("an explicit empty batchTimeoutAction", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  batchTimeoutAction: ""`),
+		Entry("an empty preCachingConfigRef and actions", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  preCachingConfigRef: {}
+  actions: {}`),
+	)
+
+	It("accepts a blocking CR of the same name in another namespace", func(ctx SpecContext) {
+		obj := cguYAML("same-name", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  blockingCRs: [{name: same-name, namespace: elsewhere}]`)
+		Expect(k8s.Create(ctx, obj)).To(Succeed())
+	})
+})
+
+var _ = Describe("ClusterGroupUpgrade defaults", func() {
+	It("applies the documented defaults", func(ctx SpecContext) {
+		Expect(ensureNamespace(ctx, validationNS)).To(Succeed())
+		cgu := &ranv1alpha1.ClusterGroupUpgrade{
+			ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: validationNS},
+			Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+				Clusters:            []string{"a"},
+				RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 1},
+				Actions:             ranv1alpha1.Actions{AfterCompletion: &ranv1alpha1.AfterCompletion{}},
+			},
+		}
+		Expect(k8s.Create(ctx, cgu)).To(Succeed())
+
+		got := &ranv1alpha1.ClusterGroupUpgrade{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cgu), got)).To(Succeed())
+		Expect(got.Spec.Enable).To(Equal(ptr.To(true)))
+		Expect(got.Spec.RemediationStrategy.Timeout).To(Equal(ranv1alpha1.DefaultTimeoutMinutes))
+		Expect(got.Spec.PreCaching).To(BeFalse())
+		Expect(got.Spec.Backup).To(BeFalse())
+		Expect(got.Spec.Actions.AfterCompletion.DeleteObjects).To(Equal(ptr.To(true)))
+		Expect(got.Spec.BatchTimeoutAction).To(BeEmpty(), "an absent batchTimeoutAction stays absent and means Continue")
+	})
+
+	It("keeps explicit values over defaults", func(ctx SpecContext) {
+		Expect(ensureNamespace(ctx, validationNS)).To(Succeed())
+		cgu := &ranv1alpha1.ClusterGroupUpgrade{
+			ObjectMeta: metav1.ObjectMeta{Name: "explicit", Namespace: validationNS},
+			Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+				Clusters:            []string{"a"},
+				Enable:              ptr.To(false),
+				RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 1, Timeout: 30},
+				Actions: ranv1alpha1.Actions{AfterCompletion: &ranv1alpha1.AfterCompletion{
+					DeleteObjects: ptr.To(false),
+				}},
+			},
+		}
+		Expect(k8s.Create(ctx, cgu)).To(Succeed())
+
+		got := &ranv1alpha1.ClusterGroupUpgrade{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cgu), got)).To(Succeed())
+		Expect(got.Spec.Enable).To(Equal(ptr.To(false)))
+		Expect(got.Spec.RemediationStrategy.Timeout).To(Equal(30))
+		Expect(got.Spec.Actions.AfterCompletion.DeleteObjects).To(Equal(ptr.To(false)))
+	})
+})

@@ -1,0 +1,146 @@
+// Package testenv starts a real kube-apiserver and etcd (envtest) for the Ginkgo suites, with
+// the binaries `make envtest-assets` builds and the CRDs taken from this repository and from
+// the Go module cache.
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+const module = "github.com/cgu-operator/cgu-operator"
+
+// Root returns the repository root: the nearest directory above the working directory whose
+// go.mod declares this module.
+func Root() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(data), "module "+module+"\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod of " + module + " above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// AssetsDir returns the directory holding kube-apiserver and etcd: $KUBEBUILDER_ASSETS, or
+// bin/k8s under the repository root.
+func AssetsDir() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		root, err := Root()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, "bin", "k8s")
+	}
+	for _, bin := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
+			return "", fmt.Errorf("%s not found in %s: run `make envtest-assets` (or `make test`)", bin, dir)
+		}
+	}
+	return dir, nil
+}
+
+// ModuleDir returns where the Go module cache holds the version of mod this repository
+// requires.
+func ModuleDir(mod string) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", mod)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return "", fmt.Errorf("go list -m %s: %s", mod, exitErr.Stderr)
+		}
+		return "", fmt.Errorf("go list -m %s: %w", mod, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", fmt.Errorf("module %s is not in the module cache: run `go mod download`", mod)
+	}
+	return dir, nil
+}
+
+// OperatorCRDs returns the directory of this repository's generated CRDs.
+func OperatorCRDs() (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "config", "crd", "bases"), nil
+}
+
+// crdSource is a set of CRD files inside one module.
+type crdSource struct {
+	module string
+	files  []string
+}
+
+var hubCRDSources = []crdSource{
+	{"open-cluster-management.io/governance-policy-propagator", []string{
+		"deploy/crds/policy.open-cluster-management.io_policies.yaml",
+		"deploy/crds/policy.open-cluster-management.io_placementbindings.yaml",
+		"deploy/crds/policy.open-cluster-management.io_policysets.yaml",
+		"deploy/crds/policy.open-cluster-management.io_policyautomations.yaml",
+	}},
+	{"open-cluster-management.io/api", []string{
+		"cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml",
+		"cluster/v1beta1/0000_02_clusters.open-cluster-management.io_placements.crd.yaml",
+		"cluster/v1beta1/0000_03_clusters.open-cluster-management.io_placementdecisions.crd.yaml",
+	}},
+}
+
+// HubCRDs returns the files of the Open Cluster Management CRDs the operator requires.
+func HubCRDs() ([]string, error) {
+	var paths []string
+	for _, src := range hubCRDSources {
+		dir, err := ModuleDir(src.module)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range src.files {
+			paths = append(paths, filepath.Join(dir, f))
+		}
+	}
+	return paths, nil
+}
+
+// Start starts a kube-apiserver and etcd with the CRDs found at crdPaths (files or
+// directories) installed, and returns the environment to Stop and a config to reach it.
+func Start(crdPaths ...string) (*envtest.Environment, *rest.Config, error) {
+	assets, err := AssetsDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:   assets,
+		CRDDirectoryPaths:       crdPaths,
+		ErrorIfCRDPathMissing:   true,
+		ControlPlaneStopTimeout: 60 * time.Second,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting envtest: %w", err)
+	}
+	return env, cfg, nil
+}
