@@ -50,10 +50,10 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs (config/crd/bases) and the manager
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: verify
-verify: generate manifests ## Fail if generate or manifests leave a diff.
-	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
-		echo "generate/manifests changed these files; run 'make generate manifests' and commit:"; \
-		git status --porcelain -- api config; git --no-pager diff -- api config; exit 1; \
+verify: generate manifests bundle ## Fail if generate, manifests or bundle leave a diff.
+	@if [ -n "$$(git status --porcelain -- api config bundle)" ]; then \
+		echo "generated files changed; run 'make generate manifests bundle' and commit:"; \
+		git status --porcelain -- api config bundle; git --no-pager diff -- api config bundle; exit 1; \
 	fi
 
 .PHONY: fmt
@@ -124,7 +124,7 @@ undeploy: $(KUSTOMIZE) ## Remove the operator from the cluster in $KUBECONFIG.
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found -f -
 
 .PHONY: bundle
-bundle: manifests $(KUSTOMIZE) ## Write the OLM bundle manifests into bundle/.
+bundle: manifests $(KUSTOMIZE) ## Write the OLM bundle's manifests (the CRDs) into bundle/manifests.
 	rm -rf bundle/manifests && mkdir -p bundle/manifests
 	$(KUSTOMIZE) build config/crd -o bundle/manifests
 

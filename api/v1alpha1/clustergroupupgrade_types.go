@@ -16,6 +16,11 @@ const MaxTimeoutMinutes = 5256000
 // ClusterGroupUpgradeBatch record. It keeps each object small whatever the fleet size.
 const ClusterDetailLimit = 250
 
+// MessageLimit bounds status.message and the message of each condition the operator
+// writes; a longer message (say, naming thousands of unknown clusters) is cut and says how
+// many items it left out.
+const MessageLimit = 1024
+
 // RemediationStrategySpec says how the selected clusters are split into batches and how long
 // the rollout may take.
 type RemediationStrategySpec struct {
@@ -199,17 +204,17 @@ type ClusterGroupUpgradeSpec struct {
 type UpgradeState string
 
 const (
-	// StateNotStarted: the plan is known and the rollout is not enabled yet.
+	// StateNotStarted means the plan is known and the rollout is not enabled yet.
 	StateNotStarted UpgradeState = "NotStarted"
-	// StateCannotStart: the rollout is enabled and something (a blocking CR, an invalid
+	// StateCannotStart means the rollout is enabled and something (a blocking CR, an invalid
 	// spec) keeps it from starting.
 	StateCannotStart UpgradeState = "CannotStart"
-	// StateNotCompleted: the rollout is enforcing policies, batch by batch.
+	// StateNotCompleted means the rollout is enforcing policies, batch by batch.
 	StateNotCompleted UpgradeState = "NotCompleted"
-	// StateTimedOut: the rollout ran out of time; it still turns Completed if every
+	// StateTimedOut means the rollout ran out of time; it still turns Completed if every
 	// cluster becomes compliant.
 	StateTimedOut UpgradeState = "TimedOut"
-	// StateCompleted: every selected cluster is compliant with every managed policy.
+	// StateCompleted means every selected cluster is compliant with every managed policy.
 	StateCompleted UpgradeState = "Completed"
 )
 
@@ -219,15 +224,15 @@ const (
 type ClusterState string
 
 const (
-	// ClusterPending: the cluster's batch has not started.
+	// ClusterPending means the cluster's batch has not started.
 	ClusterPending ClusterState = "Pending"
-	// ClusterInProgress: the cluster is working through its policies.
+	// ClusterInProgress means the cluster is working through its policies.
 	ClusterInProgress ClusterState = "InProgress"
-	// ClusterCompleted: the cluster is compliant with every managed policy.
+	// ClusterCompleted means the cluster is compliant with every managed policy.
 	ClusterCompleted ClusterState = "Completed"
-	// ClusterTimedOut: the cluster's batch timed out before it completed.
+	// ClusterTimedOut means the cluster's batch timed out before it completed.
 	ClusterTimedOut ClusterState = "TimedOut"
-	// ClusterFailed: the cluster cannot complete (for example it was deleted).
+	// ClusterFailed means the cluster cannot complete (for example it was deleted).
 	ClusterFailed ClusterState = "Failed"
 )
 
@@ -375,6 +380,7 @@ type ClusterGroupUpgradeStatus struct {
 	State UpgradeState `json:"state,omitempty"`
 	// Message says in one line what the rollout is doing or waiting for.
 	// +optional
+	// +kubebuilder:validation:MaxLength=1024
 	Message string `json:"message,omitempty"`
 	// Progress holds the strings of the Batch and Clusters printer columns.
 	// +optional

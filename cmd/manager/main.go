@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -18,7 +19,9 @@ func main() {
 	zapOpts := zap.Options{Development: false}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	logger := zap.New(zap.UseFlagOptions(&zapOpts))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger) // client-go (leader election, caches) logs through the same sink
 
 	if err := run(opts); err != nil {
 		fmt.Fprintln(os.Stderr, "cgu-operator:", err)

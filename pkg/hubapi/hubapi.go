@@ -17,9 +17,10 @@ import (
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
-	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
 
 // API is one resource the operator uses, with what provides it on a hub.
@@ -50,9 +51,9 @@ var Required = []API{
 	{ranV1a1, "precachingconfigs", self},
 	{policyv1.GroupVersion, "policies", governance},
 	{policyv1.GroupVersion, "placementbindings", governance},
-	{clusterv1.SchemeGroupVersion, "managedclusters", placement},
-	{clusterv1beta1.SchemeGroupVersion, "placements", placement},
-	{clusterv1beta1.SchemeGroupVersion, "placementdecisions", placement},
+	{schema.GroupVersion(clusterv1.GroupVersion), "managedclusters", placement},
+	{schema.GroupVersion(clusterv1beta1.GroupVersion), "placements", placement},
+	{schema.GroupVersion(clusterv1beta1.GroupVersion), "placementdecisions", placement},
 }
 
 // Optional are the APIs only some features need: reading and changing spoke objects
@@ -60,8 +61,8 @@ var Required = []API{
 var Optional = []API{
 	{viewv1beta1.GroupVersion, "managedclusterviews", foundation},
 	{actionv1beta1.GroupVersion, "managedclusteractions", foundation},
-	{workv1.SchemeGroupVersion, "manifestworks", work},
-	{workv1alpha1.SchemeGroupVersion, "manifestworkreplicasets", work},
+	{schema.GroupVersion(workv1.GroupVersion), "manifestworks", work},
+	{schema.GroupVersion(workv1alpha1.GroupVersion), "manifestworkreplicasets", work},
 }
 
 // Missing returns the APIs of want that the server behind d does not serve.

@@ -44,7 +44,8 @@ func loadSamples() ([]sample, error) {
 	}
 	var out []sample
 	err = filepath.WalkDir(filepath.Join(root, "samples"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+		isYAML := strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")
+		if err != nil || d.IsDir() || !isYAML {
 			return err
 		}
 		objs, err := decodeYAMLFile(path)

@@ -50,6 +50,7 @@ func AssetsDir() (string, error) {
 		dir = filepath.Join(root, "bin", "k8s")
 	}
 	for _, bin := range []string{"kube-apiserver", "etcd"} {
+		//nolint:gosec // the directory is the test environment's own KUBEBUILDER_ASSETS
 		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
 			return "", fmt.Errorf("%s not found in %s: run `make envtest-assets` (or `make test`)", bin, dir)
 		}

@@ -1,0 +1,110 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// sizeLimit is the most the operator may write in one object: 256 KiB.
+const sizeLimit = 256 * 1024
+
+// name returns a distinct name of exactly n characters.
+func name(i, n int) string {
+	s := fmt.Sprintf("c%d-", i)
+	return s + strings.Repeat("x", n-len(s))
+}
+
+func fullProgress(i int, now metav1.Time) ClusterProgress {
+	return ClusterProgress{
+		Name:          name(i, 63),
+		State:         ClusterInProgress,
+		CurrentPolicy: name(i, 253),
+		Since:         &now,
+		Reason:        strings.Repeat("R", 64),
+	}
+}
+
+// largestStatus is the largest status the API allows for a rollout of clusters clusters
+// with policies managed policies: every bounded field at its bound.
+func largestStatus(clusters, policies int) ClusterGroupUpgradeStatus {
+	now := metav1.NewTime(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	msg := strings.Repeat("m", MessageLimit)
+	st := ClusterGroupUpgradeStatus{
+		ObservedGeneration: 1 << 40,
+		State:              StateNotCompleted,
+		Message:            msg,
+		Progress:           Progress{Batch: fmt.Sprintf("%d/%d", clusters, clusters), Clusters: fmt.Sprintf("%d/%d", clusters, clusters)},
+		Counts:             ClusterCounts{Total: clusters, Pending: clusters, InProgress: clusters, Completed: clusters, TimedOut: clusters, Failed: clusters},
+		Plan:               &PlanSummary{Batches: clusters, CanaryBatches: clusters, Clusters: clusters, SkippedCompliant: clusters, FrozenAt: &now},
+		StartedAt:          &now,
+		CompletedAt:        &now,
+		CurrentBatch:       &BatchStatus{Index: clusters, Canary: true, StartedAt: &now, TimeoutAt: &now, ClustersNotShown: clusters},
+		Precaching: &PrecachingStatus{
+			Spec: &PrecachingSpec{
+				PlatformImage:                strings.Repeat("i", 512),
+				OperatorsIndexes:             []string{strings.Repeat("i", 512), strings.Repeat("j", 512)},
+				OperatorsPackagesAndChannels: make([]string, 50),
+				SpaceRequired:                "100Gi",
+			},
+			Counts: map[string]int{"NotStarted": clusters, "Starting": clusters, "Active": clusters, "Succeeded": clusters, "Timeout": clusters, "Failed": clusters},
+		},
+	}
+	for i := range st.Precaching.Spec.OperatorsPackagesAndChannels {
+		st.Precaching.Spec.OperatorsPackagesAndChannels[i] = name(i, 120)
+	}
+	for _, t := range []string{ConditionClustersSelected, ConditionValidated, ConditionPrecacheSpecValid, ConditionPrecachingSucceeded, ConditionProgressing, ConditionSucceeded} {
+		st.Conditions = append(st.Conditions, metav1.Condition{
+			Type: t, Status: metav1.ConditionTrue, ObservedGeneration: 1 << 40, LastTransitionTime: now,
+			Reason: ReasonAmbiguousManagedPoliciesNames, Message: msg,
+		})
+	}
+	for i := range ClusterDetailLimit {
+		st.CurrentBatch.Clusters = append(st.CurrentBatch.Clusters, fullProgress(i, now))
+	}
+	for i := range policies {
+		st.ManagedPoliciesForUpgrade = append(st.ManagedPoliciesForUpgrade, PolicyReference{Name: name(i, 253), Namespace: name(i, 63)})
+		st.ManagedPoliciesCompliantBeforeUpgrade = append(st.ManagedPoliciesCompliantBeforeUpgrade, name(i, 253))
+	}
+	return st
+}
+
+func TestStatusStaysSmallWhateverTheFleetSize(t *testing.T) {
+	for _, clusters := range []int{10, 10_000, 1_000_000} {
+		t.Run(fmt.Sprint(clusters), func(t *testing.T) {
+			cgu := ClusterGroupUpgrade{Status: largestStatus(clusters, 100)}
+			data, err := json.Marshal(cgu.Status)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(data) > sizeLimit {
+				t.Fatalf("status of %d clusters with 100 policies is %d bytes, more than %d", clusters, len(data), sizeLimit)
+			}
+			t.Logf("largest status for %d clusters: %d bytes", clusters, len(data))
+		})
+	}
+}
+
+func TestBatchRecordStaysSmall(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	b := ClusterGroupUpgradeBatch{
+		ObjectMeta: metav1.ObjectMeta{Name: name(0, 253), Namespace: name(0, 63)},
+		Spec:       ClusterGroupUpgradeBatchSpec{Upgrade: name(0, 253), Index: 10_000, Part: 40, Canary: true},
+	}
+	for i := range ClusterDetailLimit {
+		b.Spec.Clusters = append(b.Spec.Clusters, name(i, 63))
+		b.Status.Clusters = append(b.Status.Clusters, fullProgress(i, now))
+	}
+	data, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > sizeLimit {
+		t.Fatalf("a full ClusterGroupUpgradeBatch is %d bytes, more than %d", len(data), sizeLimit)
+	}
+	t.Logf("largest ClusterGroupUpgradeBatch: %d bytes", len(data))
+}

@@ -1,0 +1,68 @@
+package operator
+
+import (
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func parse(args ...string) (Options, error) {
+	o := DefaultOptions()
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	return o, o.Validate()
+}
+
+func TestDefaults(t *testing.T) {
+	o, err := parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.LeaderElect || !o.SecureMetrics || o.MetricsAddr != ":8443" || o.ProbeAddr != ":8081" {
+		t.Errorf("production defaults changed: %+v", o)
+	}
+	if o.QPS != 50 || o.Burst != 100 || o.Workers != 4 || o.GracefulShutdown != 30*time.Second {
+		t.Errorf("client and worker defaults changed: %+v", o)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	o, err := parse("--leader-elect=false", "--metrics-secure=false", "--metrics-bind-address=0",
+		"--kube-api-qps=12.5", "--kube-api-burst=30", "--workers=8", "--graceful-shutdown-timeout=5s",
+		"--leader-election-namespace=cgu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Options{MetricsAddr: "0", ProbeAddr: ":8081", LeaderElectionNamespace: "cgu",
+		QPS: 12.5, Burst: 30, Workers: 8, GracefulShutdown: 5 * time.Second}
+	if o != want {
+		t.Errorf("got %+v, want %+v", o, want)
+	}
+}
+
+func TestInvalidOptions(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"zero qps":          {[]string{"--kube-api-qps=0"}, "must be a positive number"},
+		"qps not a number":  {[]string{"--kube-api-qps=fast"}, "must be a positive number"},
+		"zero burst":        {[]string{"--kube-api-burst=0"}, "kube-api-burst must be at least 1"},
+		"no workers":        {[]string{"--workers=0"}, "workers must be at least 1"},
+		"negative shutdown": {[]string{"--graceful-shutdown-timeout=-1s"}, "must not be negative"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := parse(tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
