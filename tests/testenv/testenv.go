@@ -104,14 +104,32 @@ var hubCRDSources = []crdSource{
 		"deploy/crds/policy.open-cluster-management.io_policysets.yaml",
 		"deploy/crds/policy.open-cluster-management.io_policyautomations.yaml",
 	}},
+	{"open-cluster-management.io/config-policy-controller", []string{
+		"deploy/crds/policy.open-cluster-management.io_configurationpolicies.yaml",
+		"deploy/crds/policy.open-cluster-management.io_operatorpolicies.yaml",
+	}},
 	{"open-cluster-management.io/api", []string{
 		"cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml",
+		"cluster/v1alpha1/0000_05_clusters.open-cluster-management.io_addonplacementscores.crd.yaml",
 		"cluster/v1beta1/0000_02_clusters.open-cluster-management.io_placements.crd.yaml",
 		"cluster/v1beta1/0000_03_clusters.open-cluster-management.io_placementdecisions.crd.yaml",
+		"cluster/v1beta2/0000_00_clusters.open-cluster-management.io_managedclustersets.crd.yaml",
+		"cluster/v1beta2/0000_01_clusters.open-cluster-management.io_managedclustersetbindings.crd.yaml",
+		"work/v1/0000_00_work.open-cluster-management.io_manifestworks.crd.yaml",
+		"work/v1alpha1/0000_00_work.open-cluster-management.io_manifestworkreplicasets.crd.yaml",
+	}},
+	{"open-cluster-management.io/multicloud-operators-subscription", []string{
+		"deploy/hub-common/apps.open-cluster-management.io_placementrules_crd.yaml",
+	}},
+	{"github.com/stolostron/cluster-lifecycle-api", []string{
+		"view/v1beta1/view.open-cluster-management.io_managedclusterviews.crd.yaml",
+		"action/v1beta1/action.open-cluster-management.io_managedclusteractions.crd.yaml",
 	}},
 }
 
-// HubCRDs returns the files of the Open Cluster Management CRDs the operator requires.
+// HubCRDs returns the files of the CRDs an Open Cluster Management hub with the governance
+// framework serves: policies, placements, managed clusters and cluster sets, ManifestWorks,
+// PlacementRules, ManagedClusterViews and ManagedClusterActions.
 func HubCRDs() ([]string, error) {
 	var paths []string
 	for _, src := range hubCRDSources {
@@ -141,7 +159,8 @@ func Start(crdPaths ...string) (*envtest.Environment, *rest.Config, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
-		return nil, nil, fmt.Errorf("starting envtest: %w", err)
+		// A start that failed half-way (say, on a CRD) leaves processes running.
+		return nil, nil, errors.Join(fmt.Errorf("starting envtest: %w", err), env.Stop())
 	}
 	return env, cfg, nil
 }
