@@ -2,80 +2,32 @@ package realspoke_test
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/cgu-operator/cgu-operator/tests/testenv"
 )
 
-// proc is a process the test process started, directly or not.
-type proc struct {
-	pid  int
-	comm string
-}
-
 // controlPlaneProcs returns the kube-apiserver and etcd processes below this process.
-func controlPlaneProcs() []proc {
-	var found []proc
-	for _, p := range descendants(os.Getpid()) {
-		if p.comm == "kube-apiserver" || p.comm == "etcd" {
-			found = append(found, p)
-		}
-	}
-	return found
-}
-
-// descendants lists the processes below pid from /proc.
-func descendants(pid int) []proc {
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	Expect(err).NotTo(HaveOccurred())
-	children := map[int][]proc{}
-	for _, path := range stats {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue // the process ended meanwhile
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		open, end := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		fields := strings.Fields(string(data[end+1:]))
-		if len(fields) < 2 {
-			continue
-		}
-		self, err1 := strconv.Atoi(strings.TrimSpace(string(data[:open])))
-		parent, err2 := strconv.Atoi(fields[1])
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		children[parent] = append(children[parent], proc{pid: self, comm: string(data[open+1 : end])})
-	}
-	var all []proc
-	queue := []int{pid}
-	for len(queue) > 0 {
-		for _, c := range children[queue[0]] {
-			all = append(all, c)
-			queue = append(queue, c.pid)
-		}
-		queue = queue[1:]
-	}
-	return all
+func controlPlaneProcs() []testenv.Process {
+	procs, err := testenv.ControlPlaneProcesses()
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return procs
 }
 
 // newProcs returns the processes of after that are not in before.
-func newProcs(before, after []proc) []proc {
+func newProcs(before, after []testenv.Process) []testenv.Process {
 	seen := map[int]bool{}
 	for _, p := range before {
-		seen[p.pid] = true
+		seen[p.PID] = true
 	}
-	var fresh []proc
+	var fresh []testenv.Process
 	for _, p := range after {
-		if !seen[p.pid] {
+		if !seen[p.PID] {
 			fresh = append(fresh, p)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"open-cluster-management.io/governance-policy-propagator/controllers/common"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cgu-operator/cgu-operator/tests/testenv"
 	"github.com/cgu-operator/cgu-operator/tests/world/realspoke"
 )
 
@@ -103,7 +104,7 @@ var _ = Describe("A real spoke", Ordered, func() {
 		Expect(spoke.Stop()).To(Succeed())
 		Expect(spoke.Stop()).To(Succeed())
 		for _, p := range mine {
-			Expect(running(p.pid)).To(BeFalse(), "%s (%d) is still running", p.comm, p.pid)
+			Expect(running(p.PID)).To(BeFalse(), "%s (%d) is still running", p.Command, p.PID)
 		}
 		// The spoke ran a few hundred goroutines; idle HTTP connections may take a moment.
 		Eventually(runtime.NumGoroutine).WithTimeout(30*time.Second).WithPolling(poll).
@@ -181,6 +182,19 @@ var _ = Describe("Two real spokes in one process", Ordered, func() {
 // replicatedPolicy returns the policy the propagator would replicate into a cluster namespace:
 // one inform ConfigurationPolicy requiring the ClusterVersion to ask for targetVersion.
 func replicatedPolicy(cluster string) *policiesv1.Policy {
+	return replicatedClusterVersionPolicy(cluster, map[string]any{
+		"apiVersion": "config.openshift.io/v1",
+		"kind":       "ClusterVersion",
+		"metadata":   map[string]any{"name": realspoke.ClusterVersionName},
+		"spec": map[string]any{
+			"desiredUpdate": map[string]any{"version": targetVersion},
+		},
+	})
+}
+
+// replicatedClusterVersionPolicy returns a replicated inform policy with one ConfigurationPolicy
+// that must have the ClusterVersion objectDefinition.
+func replicatedClusterVersionPolicy(cluster string, objectDefinition map[string]any) *policiesv1.Policy {
 	configPolicy := map[string]any{
 		"apiVersion": "policy.open-cluster-management.io/v1",
 		"kind":       "ConfigurationPolicy",
@@ -189,15 +203,8 @@ func replicatedPolicy(cluster string) *policiesv1.Policy {
 			"remediationAction": "inform",
 			"severity":          "low",
 			"object-templates": []any{map[string]any{
-				"complianceType": "musthave",
-				"objectDefinition": map[string]any{
-					"apiVersion": "config.openshift.io/v1",
-					"kind":       "ClusterVersion",
-					"metadata":   map[string]any{"name": realspoke.ClusterVersionName},
-					"spec": map[string]any{
-						"desiredUpdate": map[string]any{"version": targetVersion},
-					},
-				},
+				"complianceType":   "musthave",
+				"objectDefinition": objectDefinition,
 			}},
 		},
 	}
@@ -276,14 +283,14 @@ func desiredVersion(ctx context.Context, spoke *realspoke.Spoke) (string, error)
 
 // reportCost records how long a spoke took to start and how much memory it holds: its
 // kube-apiserver and etcd, and the growth of this process (the controllers, roughly).
-func reportCost(took time.Duration, procs []proc, selfGrowthKiB int) {
+func reportCost(took time.Duration, procs []testenv.Process, selfGrowthKiB int) {
 	Expect(procs).To(HaveLen(2), "the spoke's kube-apiserver and etcd")
 	parts := make([]string, 0, len(procs)+1)
 	total := 0
 	for _, p := range procs {
-		kib := rssKiB(p.pid)
+		kib := rssKiB(p.PID)
 		total += kib
-		parts = append(parts, fmt.Sprintf("%s %d MiB", p.comm, kib/1024))
+		parts = append(parts, fmt.Sprintf("%s %d MiB", p.Command, kib/1024))
 	}
 	parts = append(parts, fmt.Sprintf("test process growth %d MiB", selfGrowthKiB/1024))
 	AddReportEntry("spoke cost", fmt.Sprintf("started in %s; RSS %d MiB (%s)",

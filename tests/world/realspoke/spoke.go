@@ -10,8 +10,10 @@
 //   - the config-policy-controller's ConfigurationPolicy and NamespaceSelector reconcilers.
 //
 // The spoke's cluster namespace has the managed cluster's name on both the hub and the spoke.
-// Its ClusterVersion `version` reports the configured version as Completed; nothing plays the
-// cluster-version operator, so an enforced desiredUpdate stays in the spec.
+// Its ClusterVersion `version` reports the configured version as Completed, and the simulated
+// cluster-version operator of tests/sim (sim.CVO) runs against it: it carries out a
+// spec.desiredUpdate as Options.Behaviour says, writing status.history and the conditions
+// through the status subresource.
 //
 // The controllers log through controller-runtime's global logger (ctrl.SetLogger) unless
 // Options.Logger is set, and the dependency watchers through klog. Stop the spokes before their
@@ -32,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -41,6 +44,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/testenv"
 )
 
@@ -79,6 +83,16 @@ type Options struct {
 	// Logger is given to the managers; zero means controller-runtime's global logger named
 	// after the cluster.
 	Logger logr.Logger
+	// Behaviour says how the simulated cluster-version operator carries out an update; the zero
+	// value completes it at once.
+	Behaviour sim.Behaviour
+	// Updates is what the update service offers the cluster; nil offers nothing and lets the
+	// cluster-version operator accept any version.
+	Updates sim.UpdateSource
+	// Clock is the cluster-version operator's clock: the time it steps at and waits on before it
+	// completes an update; nil means the real clock. With a fake clock, a retry after a failed
+	// write also waits for the clock to be stepped.
+	Clock clock.WithTicker
 }
 
 func (o *Options) validate() error {
@@ -96,6 +110,9 @@ func (o *Options) validate() error {
 func (o *Options) setDefaults() {
 	if o.EvaluationBackoff < time.Second {
 		o.EvaluationBackoff = defaultEvaluationBackoff
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = ctrl.Log.WithName("realspoke").WithValues("cluster", o.ClusterName)
@@ -128,8 +145,8 @@ type Spoke struct {
 }
 
 // Start starts a spoke: an envtest kube-apiserver with the spoke CRDs, the cluster namespace,
-// the ClusterVersion `version`, and the governance controllers connected to it and to the hub.
-// It returns once every manager runs with synced caches. ctx bounds the start only; the
+// the ClusterVersion `version`, the governance controllers connected to it and to the hub, and
+// the simulated cluster-version operator. It returns once every manager runs with synced caches. ctx bounds the start only; the
 // controllers run until Stop.
 //
 // Unless already set, Start sets OSDK_FORCE_RUN_MODE=local in the process environment, as
@@ -189,7 +206,14 @@ func (s *Spoke) start(ctx context.Context) error {
 	cvCreated := make(chan error, 1)
 	go func() { cvCreated <- createClusterVersion(ctx, s.client, &s.opts) }()
 	err = s.startControllers(ctx)
-	return errors.Join(err, <-cvCreated)
+	if err = errors.Join(err, <-cvCreated); err != nil {
+		return err
+	}
+	// The cluster-version operator starts on a ClusterVersion that has its installed status.
+	if err := s.startCVO(ctx); err != nil {
+		return fmt.Errorf("cluster-version operator: %w", err)
+	}
+	return nil
 }
 
 // startControllers starts the addons' controllers and waits until they run.

@@ -32,7 +32,7 @@ var (
 	hubEnv   *envtest.Environment
 	hubCfg   *rest.Config
 	hub      client.Client
-	hubProcs []proc
+	hubProcs []testenv.Process
 )
 
 var _ = BeforeSuite(func() {

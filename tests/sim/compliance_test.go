@@ -1,0 +1,66 @@
+package sim_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	configv1 "github.com/openshift/api/config/v1"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cgu-operator/cgu-operator/tests/sim"
+)
+
+var _ = Describe("Simulated spokes", func() {
+	It("report per-cluster compliance of an inform policy on the root policy", func(ctx SpecContext) {
+		joinFleet(ctx, "inform",
+			sim.SpokeSpec{Name: "inform-1", Version: "4.16.12", Channel: "stable-4.16"},
+			sim.SpokeSpec{Name: "inform-2", Version: "4.16.10", Channel: "stable-4.16"},
+			sim.SpokeSpec{Name: "inform-3", Version: "4.16.12", Channel: "stable-4.16"},
+		)
+		placePolicy(ctx, upgradePolicy("inform-upgrade", "4.16.12", policyv1.Inform), "inform")
+
+		// inform-1 and inform-3 run 4.16.12 but nothing set spec.desiredUpdate, so only a
+		// cluster whose spec and history both match is compliant: none is, at first.
+		Eventually(rootCompliance(ctx, "inform-upgrade")).WithTimeout(30 * time.Second).Should(Equal(
+			map[string]policyv1.ComplianceState{"inform-1": policyv1.NonCompliant, "inform-2": policyv1.NonCompliant, "inform-3": policyv1.NonCompliant}))
+
+		replicated := &policyv1.Policy{}
+		Expect(hub.Client.Get(ctx, client.ObjectKey{Namespace: "inform-2", Name: policyNS + ".inform-upgrade"}, replicated)).To(Succeed())
+		Expect(replicated.Status.Details).To(HaveLen(1))
+		Expect(replicated.Status.Details[0].TemplateMeta.Name).To(Equal("inform-upgrade-cv"))
+		Expect(replicated.Status.Details[0].History[0].Message).To(HavePrefix("NonCompliant; violation - "))
+		Expect(replicated.Status.Details[0].History[0].EventName).To(HavePrefix(policyNS + ".inform-upgrade."))
+		Consistently(func() []string {
+			cv, err := simulator.ClusterVersion("inform-2")
+			Expect(err).NotTo(HaveOccurred())
+			return []string{cv.Status.Desired.Version, string(cv.Status.History[0].State)}
+		}).WithTimeout(time.Second).Should(Equal([]string{"4.16.10", "Completed"}), "inform never changes the spoke")
+	})
+
+	It("upgrade a cluster when a ClusterVersion policy is enforced, Compliant only once history says Completed", func(ctx SpecContext) {
+		joinFleet(ctx, "enforce", sim.SpokeSpec{Name: "enforce-1", Version: "4.16.10", Channel: "stable-4.16",
+			Behaviour: sim.Behaviour{Duration: 3 * time.Second}})
+		placePolicy(ctx, upgradePolicy("enforce-upgrade", "4.16.12", policyv1.Enforce), "enforce")
+
+		By("starting the update: desiredUpdate written, history Partial, policy still NonCompliant")
+		Eventually(func(g Gomega) configv1.UpdateState {
+			cv, err := simulator.ClusterVersion("enforce-1")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(cv.Spec.DesiredUpdate).NotTo(BeNil())
+			g.Expect(cv.Spec.DesiredUpdate.Version).To(Equal("4.16.12"))
+			return cv.Status.History[0].State
+		}).WithTimeout(30 * time.Second).Should(Equal(configv1.PartialUpdate))
+		Expect(rootCompliance(ctx, "enforce-upgrade")(Default)).NotTo(HaveKeyWithValue("enforce-1", policyv1.Compliant))
+
+		By("completing it: history Completed for 4.16.12, then Compliant")
+		Eventually(rootCompliance(ctx, "enforce-upgrade")).WithTimeout(30 * time.Second).
+			Should(HaveKeyWithValue("enforce-1", policyv1.Compliant))
+		cv, err := simulator.ClusterVersion("enforce-1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cv.Status.History[0].State).To(Equal(configv1.CompletedUpdate))
+		Expect(cv.Status.History[0].Version).To(Equal("4.16.12"))
+		Expect(cv.Status.History[0].CompletionTime.Sub(cv.Status.History[0].StartedTime.Time)).To(BeNumerically(">=", 3*time.Second))
+	})
+})

@@ -1,0 +1,73 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
+)
+
+// RiskMatcher decides whether a conditional update risk applies to a cluster, as the
+// cluster-version operator decides by evaluating the risk's PromQL on the cluster.
+type RiskMatcher func(cluster string, risk configv1.ConditionalUpdateRisk) (bool, error)
+
+// GraphUpdates returns an UpdateSource that asks the update service at graphURL (for
+// example a graphserver.Server's URL) for the cluster's channel, as the cluster-version
+// operator polls spec.upstream, and derives availableUpdates and conditionalUpdates from the
+// graph. match decides risks per cluster; nil leaves every PromQL risk Unknown.
+func GraphUpdates(graphURL string, match RiskMatcher) UpdateSource {
+	client := &http.Client{Timeout: 10 * time.Second}
+	return func(cluster string, cv *configv1.ClusterVersion, now time.Time) (Updates, error) {
+		g, err := fetchGraph(client, graphURL, cv.Spec.Channel)
+		if err != nil {
+			return Updates{}, err
+		}
+		q := updategraph.Query{
+			Version: cv.Status.Desired.Version, Channel: cv.Spec.Channel,
+			Now: metav1.NewTime(now), Previous: cv.Status.ConditionalUpdates,
+		}
+		if match != nil {
+			q.Match = func(risk configv1.ConditionalUpdateRisk, _ string) (bool, error) { return match(cluster, risk) }
+		}
+		u, err := g.Updates(q)
+		if err != nil {
+			return Updates{}, err
+		}
+		return Updates{Available: u.AvailableUpdates, Conditional: u.ConditionalUpdates}, nil
+	}
+}
+
+func fetchGraph(client *http.Client, graphURL, channel string) (*updategraph.Graph, error) {
+	u, err := url.Parse(graphURL)
+	if err != nil {
+		return nil, err
+	}
+	query := u.Query()
+	query.Set("channel", channel)
+	query.Set("arch", "amd64")
+	u.RawQuery = query.Encode()
+	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetching the update graph: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("update service answered %s: %s", resp.Status, body)
+	}
+	return updategraph.Parse(body)
+}
