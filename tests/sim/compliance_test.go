@@ -6,10 +6,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	configv1 "github.com/openshift/api/config/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cgu-operator/cgu-operator/tests/sim"
+	"github.com/cgu-operator/cgu-operator/tests/world"
 )
 
 var _ = Describe("Simulated spokes", func() {
@@ -62,5 +66,30 @@ var _ = Describe("Simulated spokes", func() {
 		Expect(cv.Status.History[0].State).To(Equal(configv1.CompletedUpdate))
 		Expect(cv.Status.History[0].Version).To(Equal("4.16.12"))
 		Expect(cv.Status.History[0].CompletionTime.Sub(cv.Status.History[0].StartedTime.Time)).To(BeNumerically(">=", 3*time.Second))
+	})
+})
+
+var _ = Describe("The fleet", func() {
+	It("drops a detached cluster from the root policy and marks an unreachable one", func(ctx SpecContext) {
+		joinFleet(ctx, "churn",
+			sim.SpokeSpec{Name: "churn-1", Version: "4.16.10", Channel: "stable-4.16"},
+			sim.SpokeSpec{Name: "churn-2", Version: "4.16.10", Channel: "stable-4.16"},
+		)
+		placePolicy(ctx, upgradePolicy("churn-upgrade", "4.16.12", policyv1.Inform), "churn")
+		Eventually(rootCompliance(ctx, "churn-upgrade")).WithTimeout(30 * time.Second).Should(HaveLen(2))
+
+		By("detaching churn-1")
+		simulator.RemoveSpoke("churn-1")
+		Expect(hub.RemoveCluster(ctx, "churn-1")).To(Succeed())
+		Eventually(rootCompliance(ctx, "churn-upgrade")).WithTimeout(30 * time.Second).
+			Should(Equal(map[string]policyv1.ComplianceState{"churn-2": policyv1.NonCompliant}))
+
+		By("making churn-2 unreachable")
+		Expect(simulator.SetReachable(ctx, "churn-2", false)).To(Succeed())
+		mc := &clusterv1.ManagedCluster{}
+		Expect(hub.Client.Get(ctx, client.ObjectKey{Name: "churn-2"}, mc)).To(Succeed())
+		Expect(meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)).
+			To(HaveField("Status", metav1.ConditionUnknown))
+		Expect(mc.Spec.Taints).To(ContainElement(HaveField("Key", world.TaintUnreachable)))
 	})
 })

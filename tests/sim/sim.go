@@ -234,6 +234,14 @@ func (s *Simulator) AddSpokes(specs ...SpokeSpec) error {
 	return nil
 }
 
+// RemoveSpoke stops simulating a spoke, as when its cluster is detached (world.Hub
+// RemoveCluster): it reports nothing more.
+func (s *Simulator) RemoveSpoke(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.spokes, name)
+}
+
 // SetBehaviour changes how a spoke's cluster-version operator carries out updates, for
 // example to make it stall or fail.
 func (s *Simulator) SetBehaviour(name string, b Behaviour) {
