@@ -23,7 +23,7 @@ var _ = Describe("Simulated spokes", func() {
 			sim.SpokeSpec{Name: "inform-2", Version: "4.16.10", Channel: "stable-4.16"},
 			sim.SpokeSpec{Name: "inform-3", Version: "4.16.12", Channel: "stable-4.16"},
 		)
-		placePolicy(ctx, upgradePolicy("inform-upgrade", "4.16.12", policyv1.Inform), "inform")
+		placePolicy(ctx, upgradePolicy("inform-upgrade", policyv1.Inform), "inform")
 
 		// inform-1 and inform-3 run 4.16.12 but nothing set spec.desiredUpdate, so only a
 		// cluster whose spec and history both match is compliant: none is, at first.
@@ -46,7 +46,7 @@ var _ = Describe("Simulated spokes", func() {
 	It("upgrade a cluster when a ClusterVersion policy is enforced, Compliant only once history says Completed", func(ctx SpecContext) {
 		joinFleet(ctx, "enforce", sim.SpokeSpec{Name: "enforce-1", Version: "4.16.10", Channel: "stable-4.16",
 			Behaviour: sim.Behaviour{Duration: 3 * time.Second}})
-		placePolicy(ctx, upgradePolicy("enforce-upgrade", "4.16.12", policyv1.Enforce), "enforce")
+		placePolicy(ctx, upgradePolicy("enforce-upgrade", policyv1.Enforce), "enforce")
 
 		By("starting the update: desiredUpdate written, history Partial, policy still NonCompliant")
 		Eventually(func(g Gomega) configv1.UpdateState {
@@ -75,7 +75,7 @@ var _ = Describe("The fleet", func() {
 			sim.SpokeSpec{Name: "churn-1", Version: "4.16.10", Channel: "stable-4.16"},
 			sim.SpokeSpec{Name: "churn-2", Version: "4.16.10", Channel: "stable-4.16"},
 		)
-		placePolicy(ctx, upgradePolicy("churn-upgrade", "4.16.12", policyv1.Inform), "churn")
+		placePolicy(ctx, upgradePolicy("churn-upgrade", policyv1.Inform), "churn")
 		Eventually(rootCompliance(ctx, "churn-upgrade")).WithTimeout(30 * time.Second).Should(HaveLen(2))
 
 		By("detaching churn-1")

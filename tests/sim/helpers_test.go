@@ -14,9 +14,9 @@ import (
 
 const policyNS = "policies"
 
-// upgradePolicy is a platform upgrade policy in the policies namespace.
-func upgradePolicy(name, version string, action policyv1.RemediationAction) *policyv1.Policy {
-	return world.UpgradePolicy(policyNS, name, version, action)
+// upgradePolicy is a platform upgrade policy to 4.16.12 in the policies namespace.
+func upgradePolicy(name string, action policyv1.RemediationAction) *policyv1.Policy {
+	return world.UpgradePolicy(policyNS, name, "4.16.12", action)
 }
 
 // placePolicy binds a policy to the clusters that joinFleet labelled with fleet.

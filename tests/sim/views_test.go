@@ -92,7 +92,7 @@ var _ = Describe("ManagedClusterViews", func() {
 		Expect(result).To(HaveKeyWithValue("kind", "ClusterVersion"))
 
 		By("following the update an enforced policy starts, to its completion")
-		placePolicy(ctx, upgradePolicy("viewed-upgrade", "4.16.12", policyv1.Enforce), "viewed")
+		placePolicy(ctx, upgradePolicy("viewed-upgrade", policyv1.Enforce), "viewed")
 		Eventually(viewedClusterVersion(ctx, "viewed-1")).WithTimeout(20 * time.Second).
 			Should(HaveField("Status.History", ContainElement(And(
 				HaveField("Version", "4.16.12"), HaveField("State", configv1.PartialUpdate)))))
