@@ -134,7 +134,7 @@ type ClusterGroupUpgradeSpec struct {
 	Clusters []string `json:"clusters,omitempty"`
 
 	// ClusterSelector selects clusters by label, one selector an item: "key=value" matches
-	// that value, "key" matches any cluster with that label. Items are ORed.
+	// that value, "key" (like "key=") the label with the empty value. Items are ORed.
 	// Deprecated: use clusterLabelSelectors.
 	// +optional
 	ClusterSelector []string `json:"clusterSelector,omitempty"`

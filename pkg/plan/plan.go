@@ -1,0 +1,126 @@
+// Package plan builds a ClusterGroupUpgrade's remediation plan: which clusters are remediated
+// in which batch. It is pure: selection and compliance are gathered by the caller.
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Input is what the plan depends on.
+type Input struct {
+	// Clusters are the selected clusters, in selection order.
+	Clusters []string
+	// Canaries are remediated first, one batch each, in this order.
+	Canaries []string
+	// MaxConcurrency is the size of the other batches; zero (or less), or more than the
+	// number of clusters, makes one batch.
+	MaxConcurrency int
+	// Compliant holds the clusters already compliant with every managed policy; they are
+	// left out of the plan.
+	Compliant map[string]bool
+}
+
+// Batch is a set of clusters remediated at the same time.
+type Batch struct {
+	Canary   bool
+	Clusters []string
+}
+
+// Plan is the remediation plan.
+type Plan struct {
+	// Batches in remediation order: the canary batches, then the others.
+	Batches []Batch
+	// SkippedCompliant are selected clusters left out because they were already compliant,
+	// in selection order.
+	SkippedCompliant []string
+}
+
+// Clusters is the number of clusters in the plan's batches.
+func (p Plan) Clusters() int {
+	n := 0
+	for _, b := range p.Batches {
+		n += len(b.Clusters)
+	}
+	return n
+}
+
+// CanaryBatches is the number of leading canary batches.
+func (p Plan) CanaryBatches() int {
+	n := 0
+	for _, b := range p.Batches {
+		if b.Canary {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrCanaryNotSelected is wrapped by the error Build returns for canaries that are not among
+// the selected clusters.
+var ErrCanaryNotSelected = errors.New("canaries are not selected clusters")
+
+// Build makes the plan: each canary its own batch, in canary order, then the remaining
+// clusters in selection order, maxConcurrency at a time. Clusters already compliant are left
+// out, canaries included.
+func Build(in Input) (Plan, error) {
+	selected := make(map[string]bool, len(in.Clusters))
+	for _, c := range in.Clusters {
+		selected[c] = true
+	}
+	var notSelected []string
+	for _, c := range in.Canaries {
+		if !selected[c] {
+			notSelected = append(notSelected, c)
+		}
+	}
+	if len(notSelected) > 0 {
+		return Plan{}, fmt.Errorf("%w: %s", ErrCanaryNotSelected, strings.Join(notSelected, ", "))
+	}
+
+	var p Plan
+	placed := make(map[string]bool, len(in.Clusters))
+	for _, c := range in.Canaries {
+		if placed[c] {
+			continue
+		}
+		placed[c] = true
+		if in.Compliant[c] {
+			continue
+		}
+		p.Batches = append(p.Batches, Batch{Canary: true, Clusters: []string{c}})
+	}
+	var rest []string
+	for _, c := range in.Clusters {
+		if placed[c] {
+			continue
+		}
+		placed[c] = true
+		if !in.Compliant[c] {
+			rest = append(rest, c)
+		}
+	}
+	for _, c := range in.Clusters {
+		if in.Compliant[c] {
+			p.SkippedCompliant = append(p.SkippedCompliant, c)
+		}
+	}
+	p.Batches = append(p.Batches, chunk(rest, in.MaxConcurrency)...)
+	return p, nil
+}
+
+func chunk(clusters []string, size int) []Batch {
+	if len(clusters) == 0 {
+		return nil
+	}
+	if size <= 0 || size > len(clusters) {
+		size = len(clusters)
+	}
+	batches := make([]Batch, 0, (len(clusters)+size-1)/size)
+	for start := 0; start < len(clusters); start += size {
+		end := min(start+size, len(clusters))
+		batches = append(batches, Batch{Clusters: clusters[start:end:end]})
+	}
+	return batches
+}

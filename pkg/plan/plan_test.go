@@ -1,0 +1,177 @@
+package plan
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func names(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%02d", prefix, i+1)
+	}
+	return out
+}
+
+func set(names ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// shapes are the plans checked against golden files in testdata/.
+var shapes = map[string]Input{
+	"no-canaries":                {Clusters: names("sno", 7), MaxConcurrency: 3},
+	"exact-multiple":             {Clusters: names("sno", 6), MaxConcurrency: 3},
+	"max-concurrency-zero":       {Clusters: names("sno", 5), MaxConcurrency: 0},
+	"max-concurrency-above-size": {Clusters: names("sno", 5), MaxConcurrency: 50},
+	"max-concurrency-one":        {Clusters: names("sno", 3), MaxConcurrency: 1},
+	"canaries-then-batches": {
+		Clusters: names("sno", 12), Canaries: []string{"sno-01", "sno-07"}, MaxConcurrency: 4,
+	},
+	"canaries-out-of-order": {
+		Clusters: names("sno", 6), Canaries: []string{"sno-05", "sno-02"}, MaxConcurrency: 2,
+	},
+	"every-cluster-a-canary": {
+		Clusters: names("sno", 3), Canaries: []string{"sno-03", "sno-02", "sno-01"}, MaxConcurrency: 2,
+	},
+	"compliant-left-out": {
+		Clusters: names("sno", 8), MaxConcurrency: 3, Compliant: set("sno-02", "sno-03", "sno-08"),
+	},
+	"compliant-canary-left-out": {
+		Clusters: names("sno", 6), Canaries: []string{"sno-01", "sno-02"}, MaxConcurrency: 2,
+		Compliant: set("sno-01"),
+	},
+	"all-compliant":    {Clusters: names("sno", 4), MaxConcurrency: 2, Compliant: set(names("sno", 4)...)},
+	"nothing-selected": {MaxConcurrency: 2},
+	"single-cluster":   {Clusters: []string{"sno-01"}, MaxConcurrency: 10},
+	"selection-order-kept": {
+		Clusters: []string{"zeta", "alpha", "mike", "bravo", "yankee"}, MaxConcurrency: 2,
+	},
+	"thousand-clusters": {
+		Clusters: names("sno", 1000), Canaries: []string{"sno-500"}, MaxConcurrency: 250,
+		Compliant: set("sno-01", "sno-1000"),
+	},
+}
+
+// render writes a plan as the golden files hold it; long batches show their ends only.
+func render(p Plan) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "batches: %d (canary: %d), clusters: %d\n", len(p.Batches), p.CanaryBatches(), p.Clusters())
+	for i, batch := range p.Batches {
+		kind := "batch"
+		if batch.Canary {
+			kind = "canary"
+		}
+		shown := batch.Clusters
+		if len(shown) > 6 {
+			shown = append(append(append([]string{}, shown[:3]...), "..."), shown[len(shown)-2:]...)
+		}
+		fmt.Fprintf(&b, "%d %s (%d): %s\n", i+1, kind, len(batch.Clusters), strings.Join(shown, " "))
+	}
+	fmt.Fprintf(&b, "skipped, already compliant: %s\n", strings.Join(p.SkippedCompliant, " "))
+	return b.String()
+}
+
+func TestGoldenPlans(t *testing.T) {
+	for name, in := range shapes {
+		t.Run(name, func(t *testing.T) {
+			p, err := Build(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := render(p)
+			path := filepath.Join("testdata", name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./pkg/plan -update to write it)", err)
+			}
+			if got != string(want) {
+				t.Fatalf("plan differs from %s:\n--- got\n%s--- want\n%s", path, got, want)
+			}
+		})
+	}
+}
+
+// TestPlanInvariants checks, for many shapes, what every plan must hold whatever its golden
+// file says: every selected cluster is planned exactly once or skipped as compliant, canaries
+// lead one per batch, and no other batch exceeds maxConcurrency.
+func TestPlanInvariants(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		for _, maxC := range []int{-1, 0, 1, 2, 3, 7, 40, 41} {
+			for _, canaries := range [][]string{nil, {"c-01"}, {"c-03", "c-01"}} {
+				if n < 3 && len(canaries) > 0 {
+					continue
+				}
+				in := Input{Clusters: names("c", n), Canaries: canaries, MaxConcurrency: maxC, Compliant: set("c-02", "c-05")}
+				p, err := Build(in)
+				if err != nil {
+					t.Fatalf("n=%d max=%d canaries=%v: %v", n, maxC, canaries, err)
+				}
+				checkInvariants(t, in, p)
+			}
+		}
+	}
+}
+
+func checkInvariants(t *testing.T, in Input, p Plan) {
+	t.Helper()
+	seen := map[string]int{}
+	for i, b := range p.Batches {
+		if len(b.Clusters) == 0 {
+			t.Fatalf("%+v: batch %d is empty", in, i)
+		}
+		if b.Canary && (len(b.Clusters) != 1 || i >= p.CanaryBatches()) {
+			t.Fatalf("%+v: canary batch %d is %v", in, i, b.Clusters)
+		}
+		if !b.Canary && in.MaxConcurrency > 0 && len(b.Clusters) > in.MaxConcurrency {
+			t.Fatalf("%+v: batch %d has %d clusters", in, i, len(b.Clusters))
+		}
+		for _, c := range b.Clusters {
+			seen[c]++
+		}
+	}
+	for _, c := range p.SkippedCompliant {
+		seen[c]++
+	}
+	for _, c := range in.Clusters {
+		if seen[c] != 1 {
+			t.Fatalf("%+v: cluster %s appears %d times", in, c, seen[c])
+		}
+	}
+	if len(seen) != len(in.Clusters) {
+		t.Fatalf("%+v: plan holds clusters that were not selected", in)
+	}
+}
+
+func TestCanariesMustBeSelected(t *testing.T) {
+	_, err := Build(Input{Clusters: []string{"a", "b"}, Canaries: []string{"b", "x", "y"}, MaxConcurrency: 1})
+	if !errors.Is(err, ErrCanaryNotSelected) || !strings.Contains(err.Error(), ": x, y") {
+		t.Fatalf("error %v, want ErrCanaryNotSelected naming x and y", err)
+	}
+}
+
+func TestBatchesDoNotShareBackingArrays(t *testing.T) {
+	p, err := Build(Input{Clusters: names("c", 4), MaxConcurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Batches[0].Clusters = append(p.Batches[0].Clusters, "intruder")
+	if p.Batches[1].Clusters[0] != "c-03" {
+		t.Fatalf("appending to one batch changed the next: %v", p.Batches[1].Clusters)
+	}
+}
