@@ -1,0 +1,85 @@
+// Package rollout holds the pure decisions of a rollout: how each cluster of the current batch
+// moves through its managed policies and how the ClusterGroupUpgrade moves through its states.
+// Facts come in as arguments, time included; the controller applies the outcome.
+package rollout
+
+import (
+	"time"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+// Policy is what the next step of a cluster needs to know of one managed policy.
+type Policy struct {
+	// Compliant is true when the root policy's status shows the cluster Compliant.
+	Compliant bool
+	// Soak is how long the cluster must stay compliant before it moves on (the policy's
+	// ran.openshift.io/soak-seconds annotation); zero moves on at once.
+	Soak time.Duration
+}
+
+// Cluster is where one cluster stands. Completed, TimedOut and Failed are terminal: a step
+// never leaves them.
+type Cluster struct {
+	State ranv1alpha1.ClusterState
+	// Policy is the index of the managed policy being remediated, while InProgress.
+	Policy int
+	// Since is when the cluster entered its state or started its current policy.
+	Since time.Time
+	// CompliantSince is when the current policy was first seen compliant, while it soaks.
+	CompliantSince *time.Time
+}
+
+// Terminal reports whether the cluster is done, one way or another.
+func (c Cluster) Terminal() bool {
+	switch c.State {
+	case ranv1alpha1.ClusterCompleted, ranv1alpha1.ClusterTimedOut, ranv1alpha1.ClusterFailed:
+		return true
+	}
+	return false
+}
+
+// Step moves a cluster of the current batch as far as the facts allow at now: a Pending
+// cluster starts at its first policy, a cluster moves to the next policy once the current
+// one is compliant and has soaked, it completes after the last one, and it times out at
+// deadline. It returns the new position and when the cluster wants to be looked at again
+// without a new fact (a soak ending, the deadline), or the zero time when only new facts
+// matter.
+func Step(c Cluster, policies []Policy, now, deadline time.Time) (Cluster, time.Time) {
+	if c.Terminal() {
+		return c, time.Time{}
+	}
+	if c.State != ranv1alpha1.ClusterInProgress {
+		c = Cluster{State: ranv1alpha1.ClusterInProgress, Policy: 0, Since: now}
+	}
+	for c.Policy < len(policies) {
+		p := policies[c.Policy]
+		if !p.Compliant {
+			c.CompliantSince = nil
+			break
+		}
+		if c.CompliantSince == nil {
+			c.CompliantSince = &now
+		}
+		if soaked := c.CompliantSince.Add(p.Soak); now.Before(soaked) {
+			return timeOut(c, now, deadline, soaked)
+		}
+		c = Cluster{State: ranv1alpha1.ClusterInProgress, Policy: c.Policy + 1, Since: now}
+	}
+	if c.Policy >= len(policies) {
+		return Cluster{State: ranv1alpha1.ClusterCompleted, Policy: len(policies), Since: now}, time.Time{}
+	}
+	return timeOut(c, now, deadline, time.Time{})
+}
+
+// timeOut ends a cluster that is not done at its deadline, and otherwise asks to be looked
+// at again at the earlier of wake and the deadline.
+func timeOut(c Cluster, now, deadline, wake time.Time) (Cluster, time.Time) {
+	if !now.Before(deadline) {
+		return Cluster{State: ranv1alpha1.ClusterTimedOut, Policy: c.Policy, Since: now}, time.Time{}
+	}
+	if wake.IsZero() || deadline.Before(wake) {
+		wake = deadline
+	}
+	return c, wake
+}

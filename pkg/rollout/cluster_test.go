@@ -1,0 +1,132 @@
+package rollout
+
+import (
+	"testing"
+	"time"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+var (
+	t0       = time.Date(2026, 11, 21, 2, 0, 0, 0, time.UTC)
+	deadline = t0.Add(time.Hour)
+)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+func ptrTime(t time.Time) *time.Time { return &t }
+
+const (
+	pending    = ranv1alpha1.ClusterPending
+	inProgress = ranv1alpha1.ClusterInProgress
+	completed  = ranv1alpha1.ClusterCompleted
+	timedOut   = ranv1alpha1.ClusterTimedOut
+	failed     = ranv1alpha1.ClusterFailed
+)
+
+func TestStep(t *testing.T) {
+	compliant, notYet := Policy{Compliant: true}, Policy{}
+	soaking := Policy{Compliant: true, Soak: 10 * time.Minute}
+	cases := map[string]struct {
+		from     Cluster
+		policies []Policy
+		now      time.Time
+		want     Cluster
+		wantWake time.Time
+	}{
+		"a pending cluster starts at its first policy": {
+			from: Cluster{State: pending}, policies: []Policy{notYet, notYet}, now: t0,
+			want: Cluster{State: inProgress, Policy: 0, Since: t0}, wantWake: deadline,
+		},
+		"a pending cluster skips policies it already complies with": {
+			from: Cluster{State: pending}, policies: []Policy{compliant, notYet}, now: t0,
+			want: Cluster{State: inProgress, Policy: 1, Since: t0}, wantWake: deadline,
+		},
+		"a cluster compliant with everything completes at once": {
+			from: Cluster{State: pending}, policies: []Policy{compliant, compliant}, now: t0,
+			want: Cluster{State: completed, Policy: 2, Since: t0},
+		},
+		"a cluster waits while its policy is not compliant": {
+			from:     Cluster{State: inProgress, Policy: 1, Since: at(5 * time.Minute)},
+			policies: []Policy{compliant, notYet}, now: at(20 * time.Minute),
+			want: Cluster{State: inProgress, Policy: 1, Since: at(5 * time.Minute)}, wantWake: deadline,
+		},
+		"a compliant policy moves the cluster to the next": {
+			from:     Cluster{State: inProgress, Policy: 0, Since: t0},
+			policies: []Policy{compliant, notYet}, now: at(20 * time.Minute),
+			want: Cluster{State: inProgress, Policy: 1, Since: at(20 * time.Minute)}, wantWake: deadline,
+		},
+		"the last compliant policy completes the cluster": {
+			from:     Cluster{State: inProgress, Policy: 1, Since: t0},
+			policies: []Policy{compliant, compliant}, now: at(30 * time.Minute),
+			want: Cluster{State: completed, Policy: 2, Since: at(30 * time.Minute)},
+		},
+		"a soaking policy holds the cluster until the soak ends": {
+			from:     Cluster{State: inProgress, Policy: 0, Since: t0},
+			policies: []Policy{soaking, notYet}, now: at(20 * time.Minute),
+			want:     Cluster{State: inProgress, Policy: 0, Since: t0, CompliantSince: ptrTime(at(20 * time.Minute))},
+			wantWake: at(30 * time.Minute),
+		},
+		"a soaked policy lets the cluster move on": {
+			from:     Cluster{State: inProgress, Policy: 0, Since: t0, CompliantSince: ptrTime(at(20 * time.Minute))},
+			policies: []Policy{soaking, notYet}, now: at(30 * time.Minute),
+			want: Cluster{State: inProgress, Policy: 1, Since: at(30 * time.Minute)}, wantWake: deadline,
+		},
+		"a policy that turns non-compliant while soaking starts the soak over": {
+			from:     Cluster{State: inProgress, Policy: 0, Since: t0, CompliantSince: ptrTime(at(20 * time.Minute))},
+			policies: []Policy{{Soak: 10 * time.Minute}}, now: at(25 * time.Minute),
+			want: Cluster{State: inProgress, Policy: 0, Since: t0}, wantWake: deadline,
+		},
+		"a soak ending after the deadline wakes at the deadline": {
+			from:     Cluster{State: inProgress, Policy: 0, Since: t0},
+			policies: []Policy{soaking}, now: at(55 * time.Minute),
+			want:     Cluster{State: inProgress, Policy: 0, Since: t0, CompliantSince: ptrTime(at(55 * time.Minute))},
+			wantWake: deadline,
+		},
+		"a cluster not done at the deadline times out": {
+			from:     Cluster{State: inProgress, Policy: 1, Since: t0},
+			policies: []Policy{compliant, notYet}, now: deadline,
+			want: Cluster{State: timedOut, Policy: 1, Since: deadline},
+		},
+		"a cluster done at the deadline completes rather than times out": {
+			from:     Cluster{State: inProgress, Policy: 1, Since: t0},
+			policies: []Policy{compliant, compliant}, now: deadline,
+			want: Cluster{State: completed, Policy: 2, Since: deadline},
+		},
+		"a timed-out cluster stays timed out even once compliant": {
+			from:     Cluster{State: timedOut, Policy: 1, Since: deadline},
+			policies: []Policy{compliant, compliant}, now: deadline.Add(time.Hour),
+			want: Cluster{State: timedOut, Policy: 1, Since: deadline},
+		},
+		"a failed cluster stays failed": {
+			from: Cluster{State: failed, Since: t0}, policies: []Policy{compliant}, now: at(time.Minute),
+			want: Cluster{State: failed, Since: t0},
+		},
+		"a cluster with no policy completes": {
+			from: Cluster{State: pending}, now: t0,
+			want: Cluster{State: completed, Since: t0},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, wake := Step(tc.from, tc.policies, tc.now, deadline)
+			if !equalCluster(got, tc.want) || !wake.Equal(tc.wantWake) {
+				t.Fatalf("got %s wake %v,\nwant %s wake %v", describe(got), wake, describe(tc.want), tc.wantWake)
+			}
+		})
+	}
+}
+
+func equalCluster(a, b Cluster) bool {
+	sameSoak := (a.CompliantSince == nil) == (b.CompliantSince == nil) &&
+		(a.CompliantSince == nil || a.CompliantSince.Equal(*b.CompliantSince))
+	return a.State == b.State && a.Policy == b.Policy && a.Since.Equal(b.Since) && sameSoak
+}
+
+func describe(c Cluster) string {
+	s := string(c.State) + " policy " + string(rune('0'+c.Policy)) + " since " + c.Since.Format("15:04")
+	if c.CompliantSince != nil {
+		s += " compliant since " + c.CompliantSince.Format("15:04")
+	}
+	return s
+}
