@@ -1,0 +1,245 @@
+package rollout
+
+import (
+	"fmt"
+	"time"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+	"github.com/cgu-operator/cgu-operator/pkg/timeout"
+)
+
+// Blocker is the state of a ClusterGroupUpgrade named in spec.blockingCRs.
+type Blocker struct {
+	Name, Namespace string
+	// Missing is true when no such ClusterGroupUpgrade exists.
+	Missing bool
+	// Completed is true when it is in the Completed state.
+	Completed bool
+}
+
+// Problem is why a ClusterGroupUpgrade cannot run: a condition reason and message.
+type Problem struct {
+	Reason, Message string
+}
+
+// Progress is what the rollout recorded so far (from status and the batch records).
+type Progress struct {
+	// Started is when the rollout started; zero before.
+	Started time.Time
+	// Batch is the index of the current batch; meaningful once started.
+	Batch int
+	// BatchStarted is when the current batch started.
+	BatchStarted time.Time
+	// Clusters are the clusters of the current batch, by name.
+	Clusters map[string]Cluster
+	// Finished is true once the rollout ran its last batch or ended early; it then only
+	// waits for every cluster to become compliant (TimedOut) or is Completed.
+	Finished bool
+}
+
+// Facts are what a decision about a ClusterGroupUpgrade needs, gathered by the controller.
+type Facts struct {
+	Now     time.Time
+	Enabled bool
+	// Invalid is set when selection or validation failed; nothing may start.
+	Invalid *Problem
+	// Blockers are the spec.blockingCRs.
+	Blockers []Blocker
+	// Plan is the remediation plan: computed from the spec before the rollout starts, frozen
+	// once it has.
+	Plan plan.Plan
+	// TimeoutMinutes is spec.remediationStrategy.timeout.
+	TimeoutMinutes int
+	// Abort is true for batchTimeoutAction Abort.
+	Abort bool
+	// Policies returns, for a cluster, the facts of each managed policy in order.
+	Policies func(cluster string) []Policy
+	Progress Progress
+}
+
+// Decision is the outcome: the state, the progress to record, and when to look again.
+type Decision struct {
+	State ranv1alpha1.UpgradeState
+	// Reason and Message explain the state, for the Progressing and Succeeded conditions.
+	Reason, Message string
+	Progress        Progress
+	// BatchDeadline is when the current batch times out, while one runs.
+	BatchDeadline time.Time
+	// Enforce lists, for each managed policy by index, the clusters of the current batch
+	// that are working on it: the clusters the policy must be enforced on now.
+	Enforce map[int][]string
+	// Wake is when to decide again without a new fact; zero when only new facts matter.
+	Wake time.Time
+}
+
+// Decide computes the state of a ClusterGroupUpgrade from its facts.
+func Decide(f Facts) Decision {
+	p := f.Progress
+	if p.Started.IsZero() {
+		return decideStart(f)
+	}
+	if p.Finished {
+		return decideFinished(f)
+	}
+	return decideBatch(f)
+}
+
+func decideStart(f Facts) Decision {
+	switch {
+	case f.Invalid != nil:
+		state := ranv1alpha1.StateNotStarted
+		if f.Enabled {
+			state = ranv1alpha1.StateCannotStart
+		}
+		return Decision{State: state, Reason: f.Invalid.Reason, Message: f.Invalid.Message}
+	case !f.Enabled:
+		return Decision{State: ranv1alpha1.StateNotStarted, Reason: ranv1alpha1.ReasonNotEnabled,
+			Message: "Not enabled: set spec.enable to true to start"}
+	}
+	if d, blocked := blocked(f.Blockers); blocked {
+		return d
+	}
+	f.Progress = Progress{Started: f.Now, Batch: 0, BatchStarted: f.Now, Clusters: map[string]Cluster{}}
+	if len(f.Plan.Batches) == 0 {
+		f.Progress.Finished = true
+		return decideFinished(f)
+	}
+	return decideBatch(f)
+}
+
+func blocked(blockers []Blocker) (Decision, bool) {
+	for _, b := range blockers {
+		if b.Missing {
+			return Decision{State: ranv1alpha1.StateCannotStart, Reason: ranv1alpha1.ReasonMissingBlockingCR,
+				Message: fmt.Sprintf("Blocked by %s/%s, which does not exist", b.Namespace, b.Name)}, true
+		}
+	}
+	for _, b := range blockers {
+		if !b.Completed {
+			return Decision{State: ranv1alpha1.StateCannotStart, Reason: ranv1alpha1.ReasonIncompleteBlockingCR,
+				Message: fmt.Sprintf("Blocked by %s/%s, which has not completed", b.Namespace, b.Name)}, true
+		}
+	}
+	return Decision{}, false
+}
+
+// decideBatch steps the clusters of the current batch and moves to the next batch, or ends
+// the rollout, when the batch is done.
+func decideBatch(f Facts) Decision {
+	p := f.Progress
+	overall := timeout.Overall(p.Started, f.TimeoutMinutes)
+	for {
+		batch := f.Plan.Batches[p.Batch]
+		deadline := timeout.Batch(p.BatchStarted, overall, len(f.Plan.Batches)-p.Batch)
+		clusters, enforce, wake := stepBatch(f, batch, p.Clusters, deadline)
+		p.Clusters = clusters
+		if !allTerminal(clusters, batch) {
+			return Decision{State: ranv1alpha1.StateNotCompleted, Reason: ranv1alpha1.ReasonInProgress,
+				Message: batchMessage(p.Batch, len(f.Plan.Batches), clusters, batch), Progress: p,
+				BatchDeadline: deadline, Enforce: enforce, Wake: wake}
+		}
+		if ended, reason := batchEnds(f, batch, clusters); ended {
+			p.Finished = true
+			f.Progress = p
+			d := decideFinished(f)
+			d.Reason, d.Message = ranv1alpha1.ReasonTimedOut, reason
+			return d
+		}
+		if p.Batch+1 >= len(f.Plan.Batches) {
+			p.Finished = true
+			f.Progress = p
+			return decideFinished(f)
+		}
+		p = Progress{Started: p.Started, Batch: p.Batch + 1, BatchStarted: f.Now, Clusters: map[string]Cluster{}}
+	}
+}
+
+func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline time.Time) (map[string]Cluster, map[int][]string, time.Time) {
+	clusters := make(map[string]Cluster, len(batch.Clusters))
+	enforce := map[int][]string{}
+	var wake time.Time
+	for _, name := range batch.Clusters {
+		c, again := Step(previous[name], f.Policies(name), f.Now, deadline)
+		clusters[name] = c
+		if c.State == ranv1alpha1.ClusterInProgress {
+			enforce[c.Policy] = append(enforce[c.Policy], name)
+		}
+		if !again.IsZero() && (wake.IsZero() || again.Before(wake)) {
+			wake = again
+		}
+	}
+	return clusters, enforce, wake
+}
+
+func allTerminal(clusters map[string]Cluster, batch plan.Batch) bool {
+	for _, name := range batch.Clusters {
+		if !clusters[name].Terminal() {
+			return false
+		}
+	}
+	return true
+}
+
+// batchEnds reports whether a finished batch with timed-out clusters ends the rollout: a
+// canary batch always does, another batch with batchTimeoutAction Abort, and any batch past
+// the overall deadline.
+func batchEnds(f Facts, batch plan.Batch, clusters map[string]Cluster) (bool, string) {
+	late := 0
+	for _, name := range batch.Clusters {
+		if clusters[name].State == ranv1alpha1.ClusterTimedOut {
+			late++
+		}
+	}
+	overall := timeout.Overall(f.Progress.Started, f.TimeoutMinutes)
+	switch {
+	case late == 0:
+		return false, ""
+	case batch.Canary:
+		return true, fmt.Sprintf("Canary batch %d timed out", f.Progress.Batch+1)
+	case f.Abort:
+		return true, fmt.Sprintf("Batch %d timed out and batchTimeoutAction is Abort", f.Progress.Batch+1)
+	case !f.Now.Before(overall):
+		return true, "The rollout ran out of time"
+	}
+	return false, ""
+}
+
+// decideFinished judges a rollout that ran its batches: Completed once every planned cluster
+// complies with every managed policy, TimedOut (still watching) otherwise.
+func decideFinished(f Facts) Decision {
+	p := f.Progress
+	for _, b := range f.Plan.Batches {
+		for _, name := range b.Clusters {
+			if !compliesWithAll(f.Policies(name)) {
+				return Decision{State: ranv1alpha1.StateTimedOut, Reason: ranv1alpha1.ReasonTimedOut,
+					Message: fmt.Sprintf("Timed out; cluster %s is not compliant yet, still watching", name), Progress: p}
+			}
+		}
+	}
+	return Decision{State: ranv1alpha1.StateCompleted, Reason: ranv1alpha1.ReasonCompleted,
+		Message: fmt.Sprintf("All %d clusters are compliant with every managed policy", f.Plan.Clusters()), Progress: p}
+}
+
+func compliesWithAll(policies []Policy) bool {
+	for _, p := range policies {
+		if !p.Compliant {
+			return false
+		}
+	}
+	return true
+}
+
+func batchMessage(batch, batches int, clusters map[string]Cluster, b plan.Batch) string {
+	done := 0
+	for _, name := range b.Clusters {
+		if clusters[name].Terminal() {
+			done++
+		}
+	}
+	kind := "Batch"
+	if b.Canary {
+		kind = "Canary batch"
+	}
+	return fmt.Sprintf("%s %d of %d: %d of %d clusters done", kind, batch+1, batches, done, len(b.Clusters))
+}

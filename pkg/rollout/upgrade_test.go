@@ -1,0 +1,184 @@
+package rollout
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+)
+
+// fleet plays the facts of a rollout over time: which cluster complies with which policy.
+type fleet struct {
+	t         *testing.T
+	f         Facts
+	compliant map[string][]bool
+}
+
+func newFleet(t *testing.T, batches []plan.Batch, policies int) *fleet {
+	fl := &fleet{t: t, compliant: map[string][]bool{}}
+	for _, b := range batches {
+		for _, c := range b.Clusters {
+			fl.compliant[c] = make([]bool, policies)
+		}
+	}
+	fl.f = Facts{Now: t0, Enabled: true, Plan: plan.Plan{Batches: batches}, TimeoutMinutes: 60,
+		Policies: func(cluster string) []Policy {
+			out := make([]Policy, len(fl.compliant[cluster]))
+			for i, c := range fl.compliant[cluster] {
+				out[i] = Policy{Compliant: c}
+			}
+			return out
+		}}
+	return fl
+}
+
+// decide decides at now and keeps the progress, as the controller records it in status.
+func (fl *fleet) decide(now time.Duration) Decision {
+	fl.f.Now = t0.Add(now)
+	d := Decide(fl.f)
+	fl.f.Progress = d.Progress
+	return d
+}
+
+func (fl *fleet) comply(cluster string, policy int) { fl.compliant[cluster][policy] = true }
+
+func (fl *fleet) expect(d Decision, state ranv1alpha1.UpgradeState, batch int, message string) {
+	fl.t.Helper()
+	if d.State != state || (state == ranv1alpha1.StateNotCompleted && d.Progress.Batch != batch) || !strings.Contains(d.Message, message) {
+		fl.t.Fatalf("got %s batch %d %q, want %s batch %d containing %q", d.State, d.Progress.Batch, d.Message, state, batch, message)
+	}
+}
+
+func canaryAndTwo() []plan.Batch {
+	return []plan.Batch{
+		{Canary: true, Clusters: []string{"c1"}},
+		{Clusters: []string{"a1", "a2"}},
+		{Clusters: []string{"b1"}},
+	}
+}
+
+func TestRolloutThroughItsBatches(t *testing.T) {
+	fl := newFleet(t, canaryAndTwo(), 2)
+	d := fl.decide(0)
+	fl.expect(d, ranv1alpha1.StateNotCompleted, 0, "Canary batch 1 of 3: 0 of 1")
+	if got := d.Enforce[0]; len(got) != 1 || got[0] != "c1" {
+		t.Fatalf("enforce = %v, want policy 0 on c1", d.Enforce)
+	}
+	if want := t0.Add(20 * time.Minute); !d.BatchDeadline.Equal(want) || !d.Wake.Equal(want) {
+		t.Fatalf("deadline %v wake %v, want a third of an hour", d.BatchDeadline, d.Wake)
+	}
+
+	fl.comply("c1", 0)
+	d = fl.decide(5 * time.Minute)
+	if got := d.Enforce[1]; len(got) != 1 || got[0] != "c1" || len(d.Enforce[0]) != 0 {
+		t.Fatalf("enforce = %v, want policy 1 on c1 only", d.Enforce)
+	}
+
+	fl.comply("c1", 1)
+	d = fl.decide(10 * time.Minute)
+	fl.expect(d, ranv1alpha1.StateNotCompleted, 1, "Batch 2 of 3: 0 of 2")
+	if want := t0.Add(10*time.Minute + 25*time.Minute); !d.BatchDeadline.Equal(want) {
+		t.Fatalf("batch 2 deadline = %v, want half of the 50 minutes left", d.BatchDeadline)
+	}
+
+	for _, c := range []string{"a1", "a2"} {
+		fl.comply(c, 0)
+		fl.comply(c, 1)
+	}
+	fl.comply("b1", 0) // b1 already complies with the first policy: it starts at the second
+	d = fl.decide(20 * time.Minute)
+	fl.expect(d, ranv1alpha1.StateNotCompleted, 2, "Batch 3 of 3")
+	if got := d.Enforce[1]; len(got) != 1 || got[0] != "b1" {
+		t.Fatalf("enforce = %v, want policy 1 on b1", d.Enforce)
+	}
+	if !d.BatchDeadline.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("the last batch's deadline = %v, want the overall deadline", d.BatchDeadline)
+	}
+
+	fl.comply("b1", 1)
+	fl.expect(fl.decide(25*time.Minute), ranv1alpha1.StateCompleted, 0, "All 4 clusters are compliant")
+}
+
+func TestCanaryTimeoutEndsTheRollout(t *testing.T) {
+	fl := newFleet(t, canaryAndTwo(), 1)
+	fl.decide(0)
+	d := fl.decide(20 * time.Minute)
+	fl.expect(d, ranv1alpha1.StateTimedOut, 0, "Canary batch 1 timed out")
+	if d.Progress.Clusters["c1"].State != ranv1alpha1.ClusterTimedOut || len(d.Enforce) != 0 {
+		t.Fatalf("c1 = %+v enforce = %v, want c1 TimedOut and nothing enforced", d.Progress.Clusters["c1"], d.Enforce)
+	}
+}
+
+func TestBatchTimeoutContinueAndAbort(t *testing.T) {
+	run := func(abort bool) Decision {
+		fl := newFleet(t, canaryAndTwo(), 1)
+		fl.f.Abort = abort
+		fl.comply("c1", 0)
+		fl.decide(0)       // the canary completes at once; batch 2 starts with 30 minutes
+		fl.comply("a1", 0) // a2 never complies
+		return fl.decide(30 * time.Minute)
+	}
+	d := run(false)
+	if d.State != ranv1alpha1.StateNotCompleted || d.Progress.Batch != 2 {
+		t.Fatalf("Continue: got %s batch %d, want batch 3 running", d.State, d.Progress.Batch+1)
+	}
+	d = run(true)
+	if d.State != ranv1alpha1.StateTimedOut || !strings.Contains(d.Message, "batchTimeoutAction is Abort") {
+		t.Fatalf("Abort: got %s %q", d.State, d.Message)
+	}
+}
+
+func TestTimedOutRolloutCompletesLate(t *testing.T) {
+	fl := newFleet(t, []plan.Batch{{Clusters: []string{"a1", "a2"}}}, 1)
+	fl.comply("a1", 0)
+	fl.decide(0)
+	d := fl.decide(time.Hour)
+	fl.expect(d, ranv1alpha1.StateTimedOut, 0, "The rollout ran out of time")
+	if d.Progress.Clusters["a2"].State != ranv1alpha1.ClusterTimedOut {
+		t.Fatalf("a2 = %+v, want TimedOut", d.Progress.Clusters["a2"])
+	}
+	fl.expect(fl.decide(90*time.Minute), ranv1alpha1.StateTimedOut, 0, "cluster a2 is not compliant yet, still watching")
+	fl.comply("a2", 0)
+	fl.expect(fl.decide(2*time.Hour), ranv1alpha1.StateCompleted, 0, "All 2 clusters")
+}
+
+func TestBeforeTheStart(t *testing.T) {
+	batches := []plan.Batch{{Clusters: []string{"a1"}}}
+	cases := map[string]struct {
+		enabled  bool
+		invalid  *Problem
+		blockers []Blocker
+		want     ranv1alpha1.UpgradeState
+		reason   string
+	}{
+		"not enabled":               {want: ranv1alpha1.StateNotStarted, reason: ranv1alpha1.ReasonNotEnabled},
+		"invalid and not enabled":   {invalid: &Problem{"NotAllManagedPoliciesExist", "x"}, want: ranv1alpha1.StateNotStarted, reason: "NotAllManagedPoliciesExist"},
+		"invalid and enabled":       {enabled: true, invalid: &Problem{"ClusterNotFound", "x"}, want: ranv1alpha1.StateCannotStart, reason: "ClusterNotFound"},
+		"blocked by a missing CGU":  {enabled: true, blockers: []Blocker{{Name: "b", Namespace: "ns", Completed: true}, {Name: "m", Namespace: "ns", Missing: true}}, want: ranv1alpha1.StateCannotStart, reason: ranv1alpha1.ReasonMissingBlockingCR},
+		"blocked by an running CGU": {enabled: true, blockers: []Blocker{{Name: "b", Namespace: "ns"}}, want: ranv1alpha1.StateCannotStart, reason: ranv1alpha1.ReasonIncompleteBlockingCR},
+		"unblocked starts":          {enabled: true, blockers: []Blocker{{Name: "b", Namespace: "ns", Completed: true}}, want: ranv1alpha1.StateNotCompleted, reason: ranv1alpha1.ReasonInProgress},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			fl := newFleet(t, batches, 1)
+			fl.f.Enabled, fl.f.Invalid, fl.f.Blockers = tc.enabled, tc.invalid, tc.blockers
+			d := fl.decide(0)
+			if d.State != tc.want || d.Reason != tc.reason {
+				t.Fatalf("got %s/%s, want %s/%s", d.State, d.Reason, tc.want, tc.reason)
+			}
+			if started := !d.Progress.Started.IsZero(); started != (tc.want == ranv1alpha1.StateNotCompleted) {
+				t.Fatalf("started = %v in state %s", started, d.State)
+			}
+		})
+	}
+}
+
+func TestEmptyPlanCompletesAtOnce(t *testing.T) {
+	fl := newFleet(t, nil, 1)
+	d := fl.decide(0)
+	if d.State != ranv1alpha1.StateCompleted || d.Progress.Started.IsZero() {
+		t.Fatalf("got %s started %v, want Completed at once", d.State, d.Progress.Started)
+	}
+}
