@@ -41,7 +41,9 @@ type Cluster struct {
 const fleetWorkers = 16
 
 // AddClusters registers clusters with the hub as if each had joined: a ManagedCluster
-// accepted by the hub, with its labels, claims and Available=True, and its namespace.
+// accepted by the hub, with its labels (plus ACM's name and vendor labels), claims and
+// Available=True, and its namespace labelled open-cluster-management.io/cluster-name as
+// registration labels it.
 func (h *Hub) AddClusters(ctx context.Context, clusters ...Cluster) error {
 	if err := h.ensureGlobalClusterSet(ctx); err != nil {
 		return err
@@ -52,11 +54,14 @@ func (h *Hub) AddClusters(ctx context.Context, clusters ...Cluster) error {
 }
 
 func (h *Hub) addCluster(ctx context.Context, c Cluster) error {
-	if err := createIfMissing(ctx, h.Client, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.Name}}); err != nil {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: c.Name, Labels: map[string]string{clusterv1.ClusterNameLabelKey: c.Name},
+	}}
+	if err := createIfMissing(ctx, h.Client, ns); err != nil {
 		return fmt.Errorf("namespace of cluster %s: %w", c.Name, err)
 	}
 	mc := &clusterv1.ManagedCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Labels: c.Labels},
+		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Labels: clusterLabels(c)},
 		Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: true, LeaseDurationSeconds: 60},
 	}
 	if err := createIfMissing(ctx, h.Client, mc); err != nil {
@@ -70,6 +75,16 @@ func (h *Hub) addCluster(ctx context.Context, c Cluster) error {
 		return fmt.Errorf("status of cluster %s: %w", c.Name, err)
 	}
 	return nil
+}
+
+// clusterLabels are a cluster's own labels plus those ACM's cluster-labels controller adds
+// to every OpenShift cluster (name, vendor), unless the cluster sets them itself.
+func clusterLabels(c Cluster) map[string]string {
+	labels := map[string]string{"name": c.Name, "vendor": "OpenShift"}
+	for k, v := range c.Labels {
+		labels[k] = v
+	}
+	return labels
 }
 
 // SetAvailable sets a cluster's Available condition as registration would: True for a
