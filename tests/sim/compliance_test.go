@@ -93,3 +93,28 @@ var _ = Describe("The fleet", func() {
 		Expect(mc.Spec.Taints).To(ContainElement(HaveField("Key", world.TaintUnreachable)))
 	})
 })
+
+var _ = Describe("Template names", func() {
+	It("are unique per cluster: a later policy reusing one gets template-sync's error, as on a real spoke", func(ctx SpecContext) {
+		joinFleet(ctx, "dup", sim.SpokeSpec{Name: "dup-1", Version: "4.16.10", Channel: "stable-4.16"})
+		first := world.NewPolicy(policyNS, "dup-first", policyv1.Inform,
+			world.ConfigPolicy{Name: "dup-cv", Objects: []map[string]any{world.ClusterVersionUpdated("4.16.12")}})
+		placePolicy(ctx, first, "dup")
+		Eventually(rootCompliance(ctx, "dup-first")).WithTimeout(30 * time.Second).Should(HaveKey("dup-1"))
+		second := world.NewPolicy(policyNS, "dup-second", policyv1.Enforce,
+			world.ConfigPolicy{Name: "dup-cv", Objects: []map[string]any{world.ClusterVersionUpdated("4.16.12")}})
+		placePolicy(ctx, second, "dup")
+
+		Eventually(func(g Gomega) string {
+			p := &policyv1.Policy{}
+			g.Expect(hub.Client.Get(ctx, client.ObjectKey{Namespace: "dup-1", Name: policyNS + ".dup-second"}, p)).To(Succeed())
+			g.Expect(p.Status.Details).NotTo(BeEmpty())
+			g.Expect(p.Status.Details[0].History).NotTo(BeEmpty())
+			return p.Status.Details[0].History[0].Message
+		}).WithTimeout(30 * time.Second).Should(Equal("NonCompliant; template-error; Template name must be unique. " +
+			"Policy template with kind: ConfigurationPolicy name: dup-cv already exists in policy policies.dup-first"))
+		cv, err := simulator.ClusterVersion("dup-1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cv.Spec.DesiredUpdate).To(BeNil(), "the refused enforce template changes nothing")
+	})
+})

@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -183,9 +185,18 @@ func (s *Simulator) sync(ctx context.Context, name string) (time.Duration, error
 		return 0, err
 	}
 	sp.changedSince()
+	// The oldest policy keeps a template name that several claim, as the first one synced
+	// to the spoke does.
+	slices.SortStableFunc(policies.Items, func(a, b policyv1.Policy) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	claimed := map[string]string{}
 	results := make([]evaluated, len(policies.Items))
 	for i := range policies.Items {
-		results[i] = sp.evaluate(&policies.Items[i], &s.prepared, now)
+		results[i] = sp.evaluate(&policies.Items[i], &s.prepared, claimed, now)
 	}
 	if sp.changedSince() {
 		// Enforcement changed the spoke: the operators react and the policies are evaluated

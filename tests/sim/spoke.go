@@ -109,10 +109,22 @@ type evaluated struct {
 // what they enforce. The evaluations are not remembered until commit: a status that failed
 // to reach the hub must emit its messages again, as the real spoke keeps its events until
 // status-sync has recorded them.
-func (sp *Spoke) evaluate(p *policyv1.Policy, prepared *preparedCache, now time.Time) evaluated {
+//
+// claimed maps each ConfigurationPolicy name already taken in the cluster namespace to the
+// replicated policy that took it: template-sync refuses a second template of the same name
+// and reports a template error on the policy that came later.
+func (sp *Spoke) evaluate(p *policyv1.Policy, prepared *preparedCache, claimed map[string]string, now time.Time) evaluated {
 	out := evaluated{evaluations: map[string]evaluation{}}
 	results := make([]TemplateResult, 0, len(p.Spec.PolicyTemplates))
 	for i, t := range p.Spec.PolicyTemplates {
+		if name := templateName(t); name != "" {
+			if owner, taken := claimed[name]; taken && owner != p.Name {
+				results = append(results, TemplateResult{Name: name, Messages: []string{configpolicy.TemplateErrorMessage(fmt.Sprintf(
+					"Template name must be unique. Policy template with kind: ConfigurationPolicy name: %s already exists in policy %s", name, owner))}})
+				continue
+			}
+			claimed[name] = p.Name
+		}
 		results = append(results, sp.evaluateTemplate(p, i, t, prepared, now, out.evaluations))
 	}
 	out.status = ReplicatedStatus(p.Status, p.Name, results, now)
@@ -138,6 +150,20 @@ func (sp *Spoke) evaluateTemplate(p *policyv1.Policy, i int, t *policyv1.PolicyT
 	messages := configpolicy.EmittedMessages(previous.result, result, previous.generation != p.Generation)
 	into[key] = evaluation{result: result, generation: p.Generation}
 	return TemplateResult{Name: cp.Name, Messages: messages}
+}
+
+// templateName returns the metadata.name of a ConfigurationPolicy template, or "".
+func templateName(t *policyv1.PolicyTemplate) string {
+	var meta struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(t.ObjectDefinition.Raw, &meta) != nil || meta.Kind != "ConfigurationPolicy" {
+		return ""
+	}
+	return meta.Metadata.Name
 }
 
 // configurationPolicy decodes a policy template as template-sync delivers it to the spoke:
