@@ -1,0 +1,69 @@
+// Package names makes the deterministic names of the objects the operator creates, within
+// the length limits the hub imposes (a root policy's namespace and name together at most 62
+// characters, label values such as a Placement's name at most 63).
+package names
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+)
+
+// hashLength is the length of the suffix that keeps shortened names distinct.
+const hashLength = 6
+
+// Safe joins parts with "-" and returns the result when it fits in max characters; a longer
+// result is cut and ends with "-" and a hash of the whole, so that distinct inputs keep
+// distinct names and the same input always gives the same name. Upper-case letters are
+// lowered and characters other than letters, digits, "-" and "." become "-", so the result
+// is a valid object name whenever max is.
+func Safe(max int, parts ...string) string {
+	full := sanitize(strings.Join(parts, "-"))
+	if len(full) <= max {
+		return full
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(full))
+	suffix := fmt.Sprintf("%08x", h.Sum32())[:hashLength]
+	keep := max - hashLength - 1
+	if keep < 1 {
+		return suffix[:min(max, hashLength)]
+	}
+	head := strings.TrimRight(full[:keep], "-.")
+	return head + "-" + suffix
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return strings.Trim(b.String(), "-.")
+}
+
+// PolicyCopy is the name of the enforce copy of a managed policy made for a
+// ClusterGroupUpgrade, in the ClusterGroupUpgrade's namespace: it keeps the copy's namespace
+// and name within the propagator's 62 characters.
+func PolicyCopy(cguNamespace, cguName, policyName string) string {
+	return Safe(62-len(cguNamespace), cguName, policyName)
+}
+
+// Placement is the name of the Placement and PlacementBinding that bind a managed policy (or
+// its copy) to the clusters of a ClusterGroupUpgrade's current batch; the namespace of the
+// ClusterGroupUpgrade is part of it, since in Override mode these objects live in the
+// policy's namespace, shared by every ClusterGroupUpgrade.
+func Placement(cguNamespace, cguName, policyName string) string {
+	return Safe(63, "cgu", cguNamespace, cguName, policyName)
+}
+
+// Template is the name of a ConfigurationPolicy inside an enforce copy: template names must
+// be unique in a cluster namespace, and the original inform policy keeps its own.
+func Template(cguName, templateName string) string {
+	return Safe(63, cguName, templateName)
+}
