@@ -12,22 +12,22 @@ import (
 // hashLength is the length of the suffix that keeps shortened names distinct.
 const hashLength = 6
 
-// Safe joins parts with "-" and returns the result when it fits in max characters; a longer
+// Safe joins parts with "-" and returns the result when it fits in limit characters; a longer
 // result is cut and ends with "-" and a hash of the whole, so that distinct inputs keep
 // distinct names and the same input always gives the same name. Upper-case letters are
 // lowered and characters other than letters, digits, "-" and "." become "-", so the result
-// is a valid object name whenever max is.
-func Safe(max int, parts ...string) string {
+// is a valid object name whenever limit is.
+func Safe(limit int, parts ...string) string {
 	full := sanitize(strings.Join(parts, "-"))
-	if len(full) <= max {
+	if len(full) <= limit {
 		return full
 	}
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(full))
 	suffix := fmt.Sprintf("%08x", h.Sum32())[:hashLength]
-	keep := max - hashLength - 1
+	keep := limit - hashLength - 1
 	if keep < 1 {
-		return suffix[:min(max, hashLength)]
+		return suffix[:min(limit, hashLength)]
 	}
 	head := strings.TrimRight(full[:keep], "-.")
 	return head + "-" + suffix
