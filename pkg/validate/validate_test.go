@@ -1,0 +1,97 @@
+package validate
+
+import (
+	"strings"
+	"testing"
+
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+func placed(ns, name string, clusters ...string) Policy {
+	p := Policy{Name: name, Namespace: ns, Compliance: map[string]policyv1.ComplianceState{}}
+	for _, c := range clusters {
+		p.Compliance[c] = policyv1.NonCompliant
+	}
+	return p
+}
+
+func TestValidate(t *testing.T) {
+	hub := []Policy{
+		placed("ztp-common", "platform-upgrade", "sno-1", "sno-2"),
+		placed("ztp-group", "operators", "sno-1"),
+		placed("ztp-site", "operators", "sno-9"), // same name, placed elsewhere only
+		placed("ztp-a", "site-config", "sno-2"),
+		placed("ztp-b", "site-config", "sno-1"),
+	}
+	cases := map[string]struct {
+		in          Input
+		wantReason  string
+		wantMessage string
+		wantNS      []string
+	}{
+		"resolved in spec order": {
+			in:     Input{ManagedPolicies: []string{"operators", "platform-upgrade"}, Selected: []string{"sno-1", "sno-2"}},
+			wantNS: []string{"ztp-group", "ztp-common"},
+		},
+		"a name placed elsewhere does not count": {
+			in:     Input{ManagedPolicies: []string{"operators"}, Selected: []string{"sno-1"}},
+			wantNS: []string{"ztp-group"},
+		},
+		"missing policies are named": {
+			in:         Input{ManagedPolicies: []string{"platform-upgrade", "nope", "gone"}, Selected: []string{"sno-1"}},
+			wantReason: ranv1alpha1.ReasonNotAllManagedPoliciesExist, wantMessage: "not found on the selected clusters: nope, gone",
+		},
+		"a policy not placed on any selected cluster is missing": {
+			in:         Input{ManagedPolicies: []string{"operators"}, Selected: []string{"sno-2"}},
+			wantReason: ranv1alpha1.ReasonNotAllManagedPoliciesExist, wantMessage: ": operators",
+		},
+		"an ambiguous name names both namespaces": {
+			in:         Input{ManagedPolicies: []string{"site-config"}, Selected: []string{"sno-1", "sno-2"}},
+			wantReason: ranv1alpha1.ReasonAmbiguousManagedPoliciesNames, wantMessage: "site-config (in ztp-a and ztp-b)",
+		},
+		"canaries outside the selection": {
+			in:         Input{ManagedPolicies: []string{"operators"}, Selected: []string{"sno-1"}, Canaries: []string{"sno-1", "sno-7"}},
+			wantReason: ranv1alpha1.ReasonInvalidCanaries, wantMessage: "not selected clusters: sno-7",
+		},
+		"backup is refused": {
+			in:         Input{ManagedPolicies: []string{"operators"}, Selected: []string{"sno-1"}, Backup: true},
+			wantReason: ranv1alpha1.ReasonBackupNotSupported, wantMessage: "spec.backup is not supported",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tc.in.Policies = hub
+			res := Validate(tc.in)
+			if tc.wantReason != "" {
+				if res.Problem == nil || res.Problem.Reason != tc.wantReason || !strings.Contains(res.Problem.Message, tc.wantMessage) {
+					t.Fatalf("problem %+v, want %s containing %q", res.Problem, tc.wantReason, tc.wantMessage)
+				}
+				return
+			}
+			if res.Problem != nil {
+				t.Fatalf("unexpected problem %+v", res.Problem)
+			}
+			var got []string
+			for _, p := range res.Resolved {
+				got = append(got, p.Namespace)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.wantNS, ",") {
+				t.Fatalf("resolved namespaces %v, want %v", got, tc.wantNS)
+			}
+		})
+	}
+}
+
+func TestCompliantWithAll(t *testing.T) {
+	a := Policy{Compliance: map[string]policyv1.ComplianceState{"sno-1": policyv1.Compliant, "sno-2": policyv1.Compliant, "sno-3": policyv1.NonCompliant}}
+	b := Policy{Compliance: map[string]policyv1.ComplianceState{"sno-1": policyv1.Compliant, "sno-2": policyv1.Pending}}
+	got := CompliantWithAll([]Policy{a, b}, []string{"sno-1", "sno-2", "sno-3", "sno-4"})
+	want := map[string]bool{"sno-1": true, "sno-2": false, "sno-3": false, "sno-4": false}
+	for c, w := range want {
+		if got[c] != w {
+			t.Fatalf("%s: got %v, want %v (all %v)", c, got[c], w, got)
+		}
+	}
+}
