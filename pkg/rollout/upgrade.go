@@ -36,6 +36,8 @@ type Progress struct {
 	// Finished is true once the rollout ran its last batch or ended early; it then only
 	// waits for every cluster to become compliant (TimedOut) or is Completed.
 	Finished bool
+	// Done counts the clusters of the batches that ended, by their final state.
+	Done ranv1alpha1.ClusterCounts
 }
 
 // Facts are what a decision about a ClusterGroupUpgrade needs, gathered by the controller.
@@ -139,6 +141,7 @@ func decideBatch(f Facts) Decision {
 				Message: batchMessage(p.Batch, len(f.Plan.Batches), clusters, batch), Progress: p,
 				BatchDeadline: deadline, Enforce: enforce, Wake: wake}
 		}
+		tally(&p.Done, batch, clusters)
 		if ended, reason := batchEnds(f, batch, clusters); ended {
 			p.Finished = true
 			f.Progress = p
@@ -151,7 +154,7 @@ func decideBatch(f Facts) Decision {
 			f.Progress = p
 			return decideFinished(f)
 		}
-		p = Progress{Started: p.Started, Batch: p.Batch + 1, BatchStarted: f.Now, Clusters: map[string]Cluster{}}
+		p = Progress{Started: p.Started, Batch: p.Batch + 1, BatchStarted: f.Now, Clusters: map[string]Cluster{}, Done: p.Done}
 	}
 }
 
@@ -170,6 +173,20 @@ func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline 
 		}
 	}
 	return clusters, enforce, wake
+}
+
+// tally adds the final states of a batch's clusters to done.
+func tally(done *ranv1alpha1.ClusterCounts, batch plan.Batch, clusters map[string]Cluster) {
+	for _, name := range batch.Clusters {
+		switch clusters[name].State {
+		case ranv1alpha1.ClusterCompleted:
+			done.Completed++
+		case ranv1alpha1.ClusterTimedOut:
+			done.TimedOut++
+		case ranv1alpha1.ClusterFailed:
+			done.Failed++
+		}
+	}
 }
 
 func allTerminal(clusters map[string]Cluster, batch plan.Batch) bool {

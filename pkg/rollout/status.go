@@ -1,0 +1,145 @@
+package rollout
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+)
+
+// Status fills the rollout part of a ClusterGroupUpgrade's status from a decision: state,
+// message, printer-column strings, counts, the plan summary and the current batch. Per-cluster
+// detail is bounded by ranv1alpha1.ClusterDetailLimit and messages by MessageLimit, so the
+// status stays small whatever the fleet size. Conditions are left to the caller.
+func Status(st *ranv1alpha1.ClusterGroupUpgradeStatus, d Decision, p plan.Plan) {
+	st.State = d.State
+	st.Message = Truncate(d.Message, ranv1alpha1.MessageLimit)
+	st.Counts = counts(d, p)
+	done := st.Counts.Completed + st.Counts.TimedOut + st.Counts.Failed
+	st.Progress = ranv1alpha1.Progress{
+		Batch:    fmt.Sprintf("%d/%d", batchNumber(d), len(p.Batches)),
+		Clusters: fmt.Sprintf("%d/%d", done, st.Counts.Total),
+	}
+	st.Plan = &ranv1alpha1.PlanSummary{
+		Batches: len(p.Batches), CanaryBatches: p.CanaryBatches(), Clusters: p.Clusters(),
+		SkippedCompliant: len(p.SkippedCompliant),
+	}
+	st.StartedAt, st.CurrentBatch = nil, nil
+	if started := d.Progress.Started; !started.IsZero() {
+		st.StartedAt = metaTime(started)
+		st.Plan.FrozenAt = metaTime(started)
+	}
+	if d.State == ranv1alpha1.StateNotCompleted {
+		st.CurrentBatch = currentBatch(d, p)
+	}
+}
+
+// batchNumber is the 1-based number of the batch shown: the current one while running, the
+// last one once finished, zero before the start.
+func batchNumber(d Decision) int {
+	if d.Progress.Started.IsZero() {
+		return 0
+	}
+	return d.Progress.Batch + 1
+}
+
+// counts places every planned cluster: those of ended batches by their final state, those
+// of the running batch by theirs, the rest pending. A Completed rollout counts every cluster
+// completed (late clusters of a TimedOut rollout that caught up included).
+func counts(d Decision, p plan.Plan) ranv1alpha1.ClusterCounts {
+	total := p.Clusters()
+	switch {
+	case d.State == ranv1alpha1.StateCompleted:
+		return ranv1alpha1.ClusterCounts{Total: total, Completed: total}
+	case d.Progress.Started.IsZero():
+		return ranv1alpha1.ClusterCounts{Total: total, Pending: total}
+	}
+	c := d.Progress.Done
+	c.Total, c.Pending, c.InProgress = total, 0, 0
+	if !d.Progress.Finished {
+		countBatch(&c, p.Batches[d.Progress.Batch], d.Progress.Clusters)
+	}
+	c.Pending = total - c.Completed - c.TimedOut - c.Failed - c.InProgress
+	return c
+}
+
+func countBatch(c *ranv1alpha1.ClusterCounts, b plan.Batch, clusters map[string]Cluster) {
+	for _, name := range b.Clusters {
+		switch clusters[name].State {
+		case ranv1alpha1.ClusterCompleted:
+			c.Completed++
+		case ranv1alpha1.ClusterTimedOut:
+			c.TimedOut++
+		case ranv1alpha1.ClusterFailed:
+			c.Failed++
+		case ranv1alpha1.ClusterInProgress:
+			c.InProgress++
+		}
+	}
+}
+
+// currentBatch shows the running batch: its clusters not done first (longest in their state
+// first), then the done ones, at most ClusterDetailLimit of them.
+func currentBatch(d Decision, p plan.Plan) *ranv1alpha1.BatchStatus {
+	b := p.Batches[d.Progress.Batch]
+	out := &ranv1alpha1.BatchStatus{
+		Index: d.Progress.Batch + 1, Canary: b.Canary,
+		StartedAt: metaTime(d.Progress.BatchStarted), TimeoutAt: metaTime(d.BatchDeadline),
+	}
+	names := slices.Clone(b.Clusters)
+	slices.SortStableFunc(names, func(x, y string) int {
+		cx, cy := d.Progress.Clusters[x], d.Progress.Clusters[y]
+		if cx.Terminal() != cy.Terminal() {
+			if cx.Terminal() {
+				return 1
+			}
+			return -1
+		}
+		return cx.Since.Compare(cy.Since)
+	})
+	for i, name := range names {
+		if i == ranv1alpha1.ClusterDetailLimit {
+			out.ClustersNotShown = len(names) - i
+			break
+		}
+		out.Clusters = append(out.Clusters, progressOf(name, d.Progress.Clusters[name]))
+	}
+	return out
+}
+
+func progressOf(name string, c Cluster) ranv1alpha1.ClusterProgress {
+	state := c.State
+	if state == "" {
+		state = ranv1alpha1.ClusterPending
+	}
+	out := ranv1alpha1.ClusterProgress{Name: name, State: state}
+	if !c.Since.IsZero() {
+		out.Since = metaTime(c.Since)
+	}
+	return out
+}
+
+// Truncate cuts s to at most limit bytes, on a rune boundary, ending with "..." when cut.
+func Truncate(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	const ellipsis = "..."
+	cut := limit - len(ellipsis)
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return strings.TrimRight(s[:max(cut, 0)], " ") + ellipsis
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+func metaTime(t time.Time) *metav1.Time {
+	mt := metav1.NewTime(t)
+	return &mt
+}
