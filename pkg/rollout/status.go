@@ -62,25 +62,10 @@ func counts(d Decision, p plan.Plan) ranv1alpha1.ClusterCounts {
 	c := d.Progress.Done
 	c.Total, c.Pending, c.InProgress = total, 0, 0
 	if !d.Progress.Finished {
-		countBatch(&c, p.Batches[d.Progress.Batch], d.Progress.Clusters)
+		countStates(&c, p.Batches[d.Progress.Batch], d.Progress.Clusters)
 	}
 	c.Pending = total - c.Completed - c.TimedOut - c.Failed - c.InProgress
 	return c
-}
-
-func countBatch(c *ranv1alpha1.ClusterCounts, b plan.Batch, clusters map[string]Cluster) {
-	for _, name := range b.Clusters {
-		switch clusters[name].State {
-		case ranv1alpha1.ClusterCompleted:
-			c.Completed++
-		case ranv1alpha1.ClusterTimedOut:
-			c.TimedOut++
-		case ranv1alpha1.ClusterFailed:
-			c.Failed++
-		case ranv1alpha1.ClusterInProgress:
-			c.InProgress++
-		}
-	}
 }
 
 // currentBatch shows the running batch: its clusters not done first (longest in their state

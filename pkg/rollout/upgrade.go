@@ -141,7 +141,7 @@ func decideBatch(f Facts) Decision {
 				Message: batchMessage(p.Batch, len(f.Plan.Batches), clusters, batch), Progress: p,
 				BatchDeadline: deadline, Enforce: enforce, Wake: wake}
 		}
-		tally(&p.Done, batch, clusters)
+		countStates(&p.Done, batch, clusters) // every cluster of the batch is terminal here
 		if ended, reason := batchEnds(f, batch, clusters); ended {
 			p.Finished = true
 			f.Progress = p
@@ -175,16 +175,18 @@ func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline 
 	return clusters, enforce, wake
 }
 
-// tally adds the final states of a batch's clusters to done.
-func tally(done *ranv1alpha1.ClusterCounts, batch plan.Batch, clusters map[string]Cluster) {
+// countStates adds the clusters of a batch to c by their state (pending ones are left out).
+func countStates(c *ranv1alpha1.ClusterCounts, batch plan.Batch, clusters map[string]Cluster) {
 	for _, name := range batch.Clusters {
 		switch clusters[name].State {
 		case ranv1alpha1.ClusterCompleted:
-			done.Completed++
+			c.Completed++
 		case ranv1alpha1.ClusterTimedOut:
-			done.TimedOut++
+			c.TimedOut++
 		case ranv1alpha1.ClusterFailed:
-			done.Failed++
+			c.Failed++
+		case ranv1alpha1.ClusterInProgress:
+			c.InProgress++
 		}
 	}
 }
