@@ -23,6 +23,11 @@ type ClusterGroupUpgradeBatchSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	Part int `json:"part,omitempty"`
+	// Parts is the number of parts the batch is split into (1 for a batch of at most
+	// ClusterDetailLimit clusters), so that a missing part can be told.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	Parts int `json:"parts,omitempty"`
 	// Canary is true for a canary batch.
 	// +optional
 	Canary bool `json:"canary,omitempty"`

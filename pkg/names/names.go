@@ -67,3 +67,10 @@ func Placement(cguNamespace, cguName, policyName string) string {
 func Template(cguName, templateName string) string {
 	return Safe(63, cguName, templateName)
 }
+
+// LabelValue returns name as a label value: itself when it has at most 63 characters,
+// otherwise shortened by Safe. Objects found by such a label must be checked against the full
+// name they record.
+func LabelValue(name string) string {
+	return Safe(63, name)
+}

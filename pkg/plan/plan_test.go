@@ -12,7 +12,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-func names(prefix string, n int) []string {
+func clusterNames(prefix string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = fmt.Sprintf("%s-%02d", prefix, i+1)
@@ -30,35 +30,35 @@ func set(names ...string) map[string]bool {
 
 // shapes are the plans checked against golden files in testdata/.
 var shapes = map[string]Input{
-	"no-canaries":                {Clusters: names("sno", 7), MaxConcurrency: 3},
-	"exact-multiple":             {Clusters: names("sno", 6), MaxConcurrency: 3},
-	"max-concurrency-zero":       {Clusters: names("sno", 5), MaxConcurrency: 0},
-	"max-concurrency-above-size": {Clusters: names("sno", 5), MaxConcurrency: 50},
-	"max-concurrency-one":        {Clusters: names("sno", 3), MaxConcurrency: 1},
+	"no-canaries":                {Clusters: clusterNames("sno", 7), MaxConcurrency: 3},
+	"exact-multiple":             {Clusters: clusterNames("sno", 6), MaxConcurrency: 3},
+	"max-concurrency-zero":       {Clusters: clusterNames("sno", 5), MaxConcurrency: 0},
+	"max-concurrency-above-size": {Clusters: clusterNames("sno", 5), MaxConcurrency: 50},
+	"max-concurrency-one":        {Clusters: clusterNames("sno", 3), MaxConcurrency: 1},
 	"canaries-then-batches": {
-		Clusters: names("sno", 12), Canaries: []string{"sno-01", "sno-07"}, MaxConcurrency: 4,
+		Clusters: clusterNames("sno", 12), Canaries: []string{"sno-01", "sno-07"}, MaxConcurrency: 4,
 	},
 	"canaries-out-of-order": {
-		Clusters: names("sno", 6), Canaries: []string{"sno-05", "sno-02"}, MaxConcurrency: 2,
+		Clusters: clusterNames("sno", 6), Canaries: []string{"sno-05", "sno-02"}, MaxConcurrency: 2,
 	},
 	"every-cluster-a-canary": {
-		Clusters: names("sno", 3), Canaries: []string{"sno-03", "sno-02", "sno-01"}, MaxConcurrency: 2,
+		Clusters: clusterNames("sno", 3), Canaries: []string{"sno-03", "sno-02", "sno-01"}, MaxConcurrency: 2,
 	},
 	"compliant-left-out": {
-		Clusters: names("sno", 8), MaxConcurrency: 3, Compliant: set("sno-02", "sno-03", "sno-08"),
+		Clusters: clusterNames("sno", 8), MaxConcurrency: 3, Compliant: set("sno-02", "sno-03", "sno-08"),
 	},
 	"compliant-canary-left-out": {
-		Clusters: names("sno", 6), Canaries: []string{"sno-01", "sno-02"}, MaxConcurrency: 2,
+		Clusters: clusterNames("sno", 6), Canaries: []string{"sno-01", "sno-02"}, MaxConcurrency: 2,
 		Compliant: set("sno-01"),
 	},
-	"all-compliant":    {Clusters: names("sno", 4), MaxConcurrency: 2, Compliant: set(names("sno", 4)...)},
+	"all-compliant":    {Clusters: clusterNames("sno", 4), MaxConcurrency: 2, Compliant: set(clusterNames("sno", 4)...)},
 	"nothing-selected": {MaxConcurrency: 2},
 	"single-cluster":   {Clusters: []string{"sno-01"}, MaxConcurrency: 10},
 	"selection-order-kept": {
 		Clusters: []string{"zeta", "alpha", "mike", "bravo", "yankee"}, MaxConcurrency: 2,
 	},
 	"thousand-clusters": {
-		Clusters: names("sno", 1000), Canaries: []string{"sno-500"}, MaxConcurrency: 250,
+		Clusters: clusterNames("sno", 1000), Canaries: []string{"sno-500"}, MaxConcurrency: 250,
 		Compliant: set("sno-01", "sno-1000"),
 	},
 }
@@ -117,7 +117,7 @@ func TestPlanInvariants(t *testing.T) {
 				if n < 3 && len(canaries) > 0 {
 					continue
 				}
-				in := Input{Clusters: names("c", n), Canaries: canaries, MaxConcurrency: maxC, Compliant: set("c-02", "c-05")}
+				in := Input{Clusters: clusterNames("c", n), Canaries: canaries, MaxConcurrency: maxC, Compliant: set("c-02", "c-05")}
 				p, err := Build(in)
 				if err != nil {
 					t.Fatalf("n=%d max=%d canaries=%v: %v", n, maxC, canaries, err)
@@ -166,7 +166,7 @@ func TestCanariesMustBeSelected(t *testing.T) {
 }
 
 func TestBatchesDoNotShareBackingArrays(t *testing.T) {
-	p, err := Build(Input{Clusters: names("c", 4), MaxConcurrency: 2})
+	p, err := Build(Input{Clusters: clusterNames("c", 4), MaxConcurrency: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,9 +35,10 @@ type Owner struct {
 	Namespace, Name string
 }
 
-// Labels are the labels every object made for the owner carries.
+// Labels are the labels every object made for the owner carries. A ClusterGroupUpgrade name
+// may be longer than a label value may be; names.LabelValue shortens it deterministically.
 func (o Owner) Labels() map[string]string {
-	return map[string]string{ranv1alpha1.LabelUpgradeName: o.Name, LabelUpgradeNamespace: o.Namespace}
+	return map[string]string{ranv1alpha1.LabelUpgradeName: names.LabelValue(o.Name), LabelUpgradeNamespace: o.Namespace}
 }
 
 // EnforceCopy returns the enforce copy of a managed policy for owner, in owner's namespace:

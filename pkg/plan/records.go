@@ -1,0 +1,76 @@
+package plan
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
+)
+
+// Records returns the ClusterGroupUpgradeBatch objects that freeze a plan for the
+// ClusterGroupUpgrade namespace/name: one a batch, or one a part of at most
+// ClusterDetailLimit clusters for a larger batch, in plan order. The caller sets the owner
+// reference.
+func Records(p Plan, namespace, name string) []ranv1alpha1.ClusterGroupUpgradeBatch {
+	var out []ranv1alpha1.ClusterGroupUpgradeBatch
+	for i, b := range p.Batches {
+		parts := (len(b.Clusters) + ranv1alpha1.ClusterDetailLimit - 1) / ranv1alpha1.ClusterDetailLimit
+		for part, start := 0, 0; start < len(b.Clusters); part, start = part+1, start+ranv1alpha1.ClusterDetailLimit {
+			end := min(start+ranv1alpha1.ClusterDetailLimit, len(b.Clusters))
+			out = append(out, ranv1alpha1.ClusterGroupUpgradeBatch{
+				ObjectMeta: metav1.ObjectMeta{
+					Name:      names.Safe(253, name, fmt.Sprintf("b%d-p%d", i+1, part)),
+					Namespace: namespace,
+					Labels:    map[string]string{ranv1alpha1.LabelUpgradeName: names.LabelValue(name)},
+				},
+				Spec: ranv1alpha1.ClusterGroupUpgradeBatchSpec{
+					Upgrade: name, Index: i + 1, Part: part, Parts: parts, Canary: b.Canary,
+					Clusters: append([]string(nil), b.Clusters[start:end]...),
+				},
+			})
+		}
+	}
+	return out
+}
+
+// FromRecords rebuilds the frozen plan of the ClusterGroupUpgrade named name from its
+// records, in any order; records of other ClusterGroupUpgrades sharing the shortened label
+// are ignored. A missing part or batch is an error: the plan cannot be trusted then.
+func FromRecords(records []ranv1alpha1.ClusterGroupUpgradeBatch, name string) (Plan, error) {
+	parts := map[int]map[int]ranv1alpha1.ClusterGroupUpgradeBatchSpec{}
+	wantParts := map[int]int{}
+	batches := 0
+	for _, r := range records {
+		if r.Spec.Upgrade != name {
+			continue
+		}
+		if parts[r.Spec.Index] == nil {
+			parts[r.Spec.Index] = map[int]ranv1alpha1.ClusterGroupUpgradeBatchSpec{}
+		}
+		parts[r.Spec.Index][r.Spec.Part] = r.Spec
+		wantParts[r.Spec.Index] = max(wantParts[r.Spec.Index], r.Spec.Parts)
+		batches = max(batches, r.Spec.Index)
+	}
+	var p Plan
+	for i := 1; i <= batches; i++ {
+		if len(parts[i]) == 0 {
+			return Plan{}, fmt.Errorf("the plan of %s has no record of batch %d", name, i)
+		}
+		b := Batch{}
+		if want := wantParts[i]; len(parts[i]) != want {
+			return Plan{}, fmt.Errorf("the plan of %s has %d of the %d parts of batch %d", name, len(parts[i]), want, i)
+		}
+		for part := 0; part < len(parts[i]); part++ {
+			spec, ok := parts[i][part]
+			if !ok {
+				return Plan{}, fmt.Errorf("the plan of %s has no record of part %d of batch %d", name, part, i)
+			}
+			b.Canary = spec.Canary
+			b.Clusters = append(b.Clusters, spec.Clusters...)
+		}
+		p.Batches = append(p.Batches, b)
+	}
+	return p, nil
+}

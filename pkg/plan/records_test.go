@@ -1,0 +1,67 @@
+package plan
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+func TestRecordsRoundTrip(t *testing.T) {
+	p, err := Build(Input{Clusters: clusterNames("sno", 1200), Canaries: []string{"sno-07"}, MaxConcurrency: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := Records(p, "ztp-install", "cgu-big")
+	// 1 canary record, then batches of 600 in parts of 250, 250, 100, and the rest (599).
+	var shape []int
+	for _, r := range records {
+		shape = append(shape, len(r.Spec.Clusters))
+		if len(r.Spec.Clusters) > ranv1alpha1.ClusterDetailLimit || r.Labels[ranv1alpha1.LabelUpgradeName] != "cgu-big" {
+			t.Fatalf("record %s: %d clusters, labels %v", r.Name, len(r.Spec.Clusters), r.Labels)
+		}
+	}
+	if want := []int{1, 250, 250, 100, 250, 250, 99}; !slices.Equal(shape, want) {
+		t.Fatalf("record sizes %v, want %v", shape, want)
+	}
+	if records[2].Name != "cgu-big-b2-p1" || records[2].Spec.Index != 2 || records[2].Spec.Part != 1 {
+		t.Fatalf("third record %s index %d part %d", records[2].Name, records[2].Spec.Index, records[2].Spec.Part)
+	}
+
+	shuffled := slices.Clone(records)
+	rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	other := Records(Plan{Batches: []Batch{{Clusters: []string{"x"}}}}, "ztp-install", "cgu-other")
+	back, err := FromRecords(append(shuffled, other...), "cgu-big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if render(back) != render(Plan{Batches: p.Batches}) {
+		t.Fatalf("the plan read back differs:\n%s\nwant\n%s", render(back), render(Plan{Batches: p.Batches}))
+	}
+}
+
+func TestFromRecordsRefusesAnIncompletePlan(t *testing.T) {
+	p, _ := Build(Input{Clusters: clusterNames("sno", 600), MaxConcurrency: 300})
+	records := Records(p, "ns", "cgu")
+	for name, drop := range map[string]int{"a part": 1, "a whole batch": 0} {
+		t.Run(name, func(t *testing.T) {
+			kept := slices.Delete(slices.Clone(records), drop, drop+1)
+			if name == "a whole batch" {
+				kept = slices.Delete(slices.Clone(records), 0, 2)
+			}
+			if _, err := FromRecords(kept, "cgu"); err == nil || !strings.Contains(err.Error(), "the plan of cgu has") {
+				t.Fatalf("error %v, want one about a missing record", err)
+			}
+		})
+	}
+}
+
+func TestRecordLabelsFitForLongNames(t *testing.T) {
+	long := strings.Repeat("c", 200)
+	r := Records(Plan{Batches: []Batch{{Clusters: []string{"a"}}}}, "ns", long)[0]
+	if v := r.Labels[ranv1alpha1.LabelUpgradeName]; len(v) > 63 || r.Spec.Upgrade != long || len(r.Name) > 253 {
+		t.Fatalf("label %q (%d), upgrade %d chars, name %d chars", v, len(v), len(r.Spec.Upgrade), len(r.Name))
+	}
+}
