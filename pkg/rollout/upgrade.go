@@ -146,7 +146,9 @@ func decideBatch(f Facts) Decision {
 			p.Finished = true
 			f.Progress = p
 			d := decideFinished(f)
-			d.Reason, d.Message = ranv1alpha1.ReasonTimedOut, reason
+			if d.State == ranv1alpha1.StateTimedOut { // the late clusters may have caught up meanwhile
+				d.Message = reason
+			}
 			return d
 		}
 		if p.Batch+1 >= len(f.Plan.Batches) {

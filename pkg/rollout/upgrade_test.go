@@ -182,3 +182,16 @@ func TestEmptyPlanCompletesAtOnce(t *testing.T) {
 		t.Fatalf("got %s started %v, want Completed at once", d.State, d.Progress.Started)
 	}
 }
+
+func TestACanaryStillSoakingAtItsDeadlineCompletes(t *testing.T) {
+	fl := newFleet(t, []plan.Batch{{Canary: true, Clusters: []string{"c1"}}}, 1)
+	fl.decide(0)
+	fl.f.Policies = func(string) []Policy { return []Policy{{Compliant: true, Soak: 10 * time.Minute}} }
+	fl.decide(55 * time.Minute) // c1 complies late in the hour and starts soaking
+	// At the deadline the canary times out before its soak ended, but it complies with every
+	// policy: a rollout whose clusters all comply is Completed, with a Completed reason.
+	d := fl.decide(60 * time.Minute)
+	if d.State != ranv1alpha1.StateCompleted || d.Reason != ranv1alpha1.ReasonCompleted || strings.Contains(d.Message, "timed out") {
+		t.Fatalf("got %s/%s %q, want Completed throughout", d.State, d.Reason, d.Message)
+	}
+}
