@@ -97,11 +97,11 @@ run: ## Run the manager against the cluster in $KUBECONFIG (no leader election, 
 	go run ./cmd/manager --leader-elect=false --metrics-secure=false --metrics-bind-address=:8080 --zap-devel
 
 .PHONY: docker-build
-docker-build: ## Build the manager image ($(IMG)).
+docker-build: ## Build the manager image (IMG=...).
 	$(CONTAINER_TOOL) build -t $(IMG) -f Dockerfile .
 
 .PHONY: docker-build-precache
-docker-build-precache: ## Build the precache image ($(PRECACHE_IMG)).
+docker-build-precache: ## Build the precache image (PRECACHE_IMG=...).
 	$(CONTAINER_TOOL) build -t $(PRECACHE_IMG) -f Dockerfile.precache .
 
 ##@ Deployment
@@ -115,7 +115,7 @@ uninstall: manifests $(KUSTOMIZE) ## Remove the CRDs from the cluster in $KUBECO
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
 .PHONY: deploy
-deploy: manifests $(KUSTOMIZE) ## Deploy the operator ($(IMG)) to the cluster in $KUBECONFIG.
+deploy: manifests $(KUSTOMIZE) ## Deploy the operator (IMG=...) to the cluster in $KUBECONFIG.
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
 	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
 
