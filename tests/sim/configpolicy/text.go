@@ -116,19 +116,7 @@ func sameTree(a, b any, leaf func(a, b any) bool) bool {
 func appendText(buf []byte, v any) []byte {
 	switch v := v.(type) {
 	case map[string]any:
-		buf = append(buf, "map["...)
-
-		for i, k := range sortedKeys(v) {
-			if i > 0 {
-				buf = append(buf, ' ')
-			}
-
-			buf = append(buf, k...)
-			buf = append(buf, ':')
-			buf = appendText(buf, v[k])
-		}
-
-		return append(buf, ']')
+		return appendMap(buf, v, appendText)
 	case []any:
 		buf = append(buf, '[')
 
@@ -144,6 +132,24 @@ func appendText(buf []byte, v any) []byte {
 	}
 
 	return append(buf, scalarText(v)...)
+}
+
+// appendMap appends fmt's %v text of a map, "map[k1:v1 k2:v2]" with sorted keys, each value
+// written by appendValue.
+func appendMap(buf []byte, m map[string]any, appendValue func([]byte, any) []byte) []byte {
+	buf = append(buf, "map["...)
+
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			buf = append(buf, ' ')
+		}
+
+		buf = append(buf, k...)
+		buf = append(buf, ':')
+		buf = appendValue(buf, m[k])
+	}
+
+	return append(buf, ']')
 }
 
 func sortedKeys(m map[string]any) []string {
@@ -181,19 +187,7 @@ func zeroText(v any) bool {
 func appendSortKey(buf []byte, v any) []byte {
 	switch v := v.(type) {
 	case map[string]any:
-		buf = append(buf, "map["...)
-
-		for i, k := range sortedKeys(v) {
-			if i > 0 {
-				buf = append(buf, ' ')
-			}
-
-			buf = append(buf, k...)
-			buf = append(buf, ':')
-			buf = appendSortKey(buf, v[k])
-		}
-
-		return append(buf, ']')
+		return appendMap(buf, v, appendSortKey)
 	case []any:
 		parts := make([]string, len(v))
 		for i, item := range v {
