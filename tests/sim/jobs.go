@@ -144,18 +144,18 @@ func (c *jobController) Step(objects configpolicy.Store, now time.Time) (time.Du
 		return 0, fmt.Errorf("listing jobs: %w", err)
 	}
 	var (
-		soonest time.Duration
-		errs    []error
+		next time.Duration
+		errs []error
 	)
 	seen := make(map[types.UID]bool, len(jobs))
 	for _, obj := range jobs {
 		seen[obj.GetUID()] = true
 		again, err := c.stepJob(objects, obj, now)
 		errs = append(errs, err)
-		soonest = sooner(soonest, again)
+		next = soonest(next, again)
 	}
 	errs = append(errs, c.forget(objects, seen))
-	return soonest, errors.Join(errs...)
+	return next, errors.Join(errs...)
 }
 
 func (c *jobController) stepJob(objects configpolicy.Store, obj *unstructured.Unstructured, now time.Time) (time.Duration, error) {
@@ -210,7 +210,7 @@ func (c *jobController) advance(objects configpolicy.Store, job *batchv1.Job, ru
 	default:
 		again, err = c.checkAttempt(objects, job, run, now)
 	}
-	return sooner(again, untilDeadline), err
+	return soonest(again, untilDeadline), err
 }
 
 // startAttempt creates the pod of a new attempt and hands it to the runner.
@@ -462,12 +462,4 @@ func endPod(objects configpolicy.Store, namespace, name string, result JobResult
 	}
 	updated.SetResourceVersion(obj.GetResourceVersion())
 	return objects.Update(updated)
-}
-
-// sooner returns the sooner of two waits, zero meaning none.
-func sooner(a, b time.Duration) time.Duration {
-	if a <= 0 || (b > 0 && b < a) {
-		return b
-	}
-	return a
 }

@@ -71,24 +71,22 @@ const operatorPasses = 5
 // stepOperators runs the simulated operators until a pass writes nothing (at most
 // operatorPasses passes) and returns the soonest time one of them wants to run again.
 func (sp *Spoke) stepOperators(now time.Time) (time.Duration, error) {
-	var soonest time.Duration
+	var next time.Duration
 	for range operatorPasses {
 		sp.changedSince()
-		soonest = 0
+		next = 0
 		for _, op := range sp.operators {
 			again, err := op.Step(sp.objects, now)
 			if err != nil {
 				return 0, err
 			}
-			if again > 0 && (soonest == 0 || again < soonest) {
-				soonest = again
-			}
+			next = soonest(next, again)
 		}
 		if !sp.changedSince() {
 			break
 		}
 	}
-	return soonest, nil
+	return next, nil
 }
 
 // changedSince reports whether anything wrote to the spoke's objects since the last call.
