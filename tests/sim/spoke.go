@@ -240,7 +240,7 @@ func (s *countingStore) Delete(gvk schema.GroupVersionKind, namespace, name stri
 }
 
 func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	m, err := toMap(obj)
 	if err != nil {
 		return nil, err
 	}
