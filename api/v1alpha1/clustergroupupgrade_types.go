@@ -8,9 +8,6 @@ import (
 // spec.remediationStrategy.timeout is absent (or zero).
 const DefaultTimeoutMinutes = 240
 
-// MaxTimeoutMinutes is the largest accepted overall timeout: ten years.
-const MaxTimeoutMinutes = 5256000
-
 // ClusterDetailLimit bounds every per-cluster list the operator writes: the clusters of the
 // current batch shown in a ClusterGroupUpgrade's status, and the clusters held by one
 // ClusterGroupUpgradeBatch record. It keeps each object small whatever the fleet size.
