@@ -115,15 +115,18 @@ func (sp *Spoke) evaluate(p *policyv1.Policy, prepared *preparedCache, claimed m
 	out := evaluated{evaluations: map[string]evaluation{}}
 	results := make([]TemplateResult, 0, len(p.Spec.PolicyTemplates))
 	for i, t := range p.Spec.PolicyTemplates {
-		if name := templateName(t); name != "" {
-			if owner, taken := claimed[name]; taken && owner != p.Name {
-				results = append(results, TemplateResult{Name: name, Messages: []string{configpolicy.TemplateErrorMessage(fmt.Sprintf(
-					"Template name must be unique. Policy template with kind: ConfigurationPolicy name: %s already exists in policy %s", name, owner))}})
-				continue
-			}
-			claimed[name] = p.Name
+		tmpl := prepared.get(t.ObjectDefinition.Raw, p.Spec.RemediationAction)
+		if tmpl.err != nil {
+			results = append(results, TemplateResult{Name: fmt.Sprintf("template-%d", i), Messages: []string{configpolicy.TemplateErrorMessage(tmpl.err.Error())}})
+			continue
 		}
-		results = append(results, sp.evaluateTemplate(p, i, t, prepared, now, out.evaluations))
+		if owner, taken := claimed[tmpl.name]; taken && owner != p.Name {
+			results = append(results, TemplateResult{Name: tmpl.name, Messages: []string{configpolicy.TemplateErrorMessage(fmt.Sprintf(
+				"Template name must be unique. Policy template with kind: ConfigurationPolicy name: %s already exists in policy %s", tmpl.name, owner))}})
+			continue
+		}
+		claimed[tmpl.name] = p.Name
+		results = append(results, sp.evaluateTemplate(p, tmpl, now, out.evaluations))
 	}
 	out.status = ReplicatedStatus(p.Status, p.Name, results, now)
 	return out
@@ -136,54 +139,37 @@ func (sp *Spoke) commit(e evaluated) {
 	}
 }
 
-func (sp *Spoke) evaluateTemplate(p *policyv1.Policy, i int, t *policyv1.PolicyTemplate,
-	prepared *preparedCache, now time.Time, into map[string]evaluation) TemplateResult {
-	cp, err := configurationPolicy(t, p.Spec.RemediationAction)
-	if err != nil {
-		return TemplateResult{Name: fmt.Sprintf("template-%d", i), Messages: []string{configpolicy.TemplateErrorMessage(err.Error())}}
-	}
-	key := p.Name + "/" + cp.Name
+func (sp *Spoke) evaluateTemplate(p *policyv1.Policy, tmpl *template, now time.Time, into map[string]evaluation) TemplateResult {
+	key := p.Name + "/" + tmpl.name
 	previous := sp.evaluations[key]
-	result := prepared.get(cp).Evaluate(sp.objects, now)
+	result := tmpl.prepared.Evaluate(sp.objects, now)
 	messages := configpolicy.EmittedMessages(previous.result, result, previous.generation != p.Generation)
 	into[key] = evaluation{result: result, generation: p.Generation}
-	return TemplateResult{Name: cp.Name, Messages: messages}
+	return TemplateResult{Name: tmpl.name, Messages: messages}
 }
 
-// templateName returns the metadata.name of a ConfigurationPolicy template, or "".
-func templateName(t *policyv1.PolicyTemplate) string {
-	var meta struct {
-		Kind     string `json:"kind"`
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(t.ObjectDefinition.Raw, &meta) != nil || meta.Kind != "ConfigurationPolicy" {
-		return ""
-	}
-	return meta.Metadata.Name
+// template is a policy template decoded as template-sync delivers it to the spoke, and
+// prepared for evaluation; err says why it cannot be simulated.
+type template struct {
+	name     string
+	prepared *configpolicy.Prepared
+	err      error
 }
 
-// configurationPolicy decodes a policy template as template-sync delivers it to the spoke:
-// the parent policy's remediationAction, when set, replaces the template's.
-func configurationPolicy(t *policyv1.PolicyTemplate, parentAction policyv1.RemediationAction) (*configpolicyv1.ConfigurationPolicy, error) {
-	var meta struct {
-		Kind string `json:"kind"`
-	}
-	if err := json.Unmarshal(t.ObjectDefinition.Raw, &meta); err != nil {
-		return nil, fmt.Errorf("decoding a policy template: %w", err)
-	}
-	if meta.Kind != "ConfigurationPolicy" {
-		return nil, fmt.Errorf("%s templates are not simulated", meta.Kind)
-	}
+// decodePolicyTemplate decodes a ConfigurationPolicy template; the parent policy's
+// remediationAction, when set, replaces the template's, as template-sync does.
+func decodePolicyTemplate(raw []byte, parentAction policyv1.RemediationAction) *template {
 	cp := &configpolicyv1.ConfigurationPolicy{}
-	if err := json.Unmarshal(t.ObjectDefinition.Raw, cp); err != nil {
-		return nil, fmt.Errorf("decoding ConfigurationPolicy: %w", err)
+	if err := json.Unmarshal(raw, cp); err != nil {
+		return &template{err: fmt.Errorf("decoding a policy template: %w", err)}
+	}
+	if cp.Kind != "ConfigurationPolicy" {
+		return &template{err: fmt.Errorf("%s templates are not simulated", cp.Kind)}
 	}
 	if parentAction != "" {
 		cp.Spec.RemediationAction = configpolicyv1.RemediationAction(parentAction)
 	}
-	return cp, nil
+	return &template{name: cp.Name, prepared: configpolicy.Prepare(cp)}
 }
 
 func (sp *Spoke) clusterVersion() (*configv1.ClusterVersion, error) {
@@ -203,18 +189,17 @@ func getClusterVersion(objects configpolicy.Store) (*configv1.ClusterVersion, er
 	return cv, nil
 }
 
-// preparedCache shares prepared ConfigurationPolicies between spokes: the same replicated
-// template reaches every cluster, and preparing it once is enough.
+// preparedCache shares decoded and prepared templates between spokes and rounds: the same
+// replicated template reaches every cluster, and decoding it once is enough.
 type preparedCache struct{ m sync.Map }
 
-func (c *preparedCache) get(cp *configpolicyv1.ConfigurationPolicy) *configpolicy.Prepared {
-	raw, _ := json.Marshal(cp.Spec)
-	key := cp.Name + "\x00" + string(raw)
-	if p, ok := c.m.Load(key); ok {
-		return p.(*configpolicy.Prepared)
+func (c *preparedCache) get(raw []byte, parentAction policyv1.RemediationAction) *template {
+	key := string(parentAction) + "\x00" + string(raw)
+	if t, ok := c.m.Load(key); ok {
+		return t.(*template)
 	}
-	p, _ := c.m.LoadOrStore(key, configpolicy.Prepare(cp))
-	return p.(*configpolicy.Prepared)
+	t, _ := c.m.LoadOrStore(key, decodePolicyTemplate(raw, parentAction))
+	return t.(*template)
 }
 
 // countingStore counts the writes to a store, so that a round can tell whether enforcement
