@@ -121,6 +121,26 @@ const (
 	BatchTimeoutAbort BatchTimeoutAction = "Abort"
 )
 
+// EnforcementMode is how managed policies are enforced.
+// +kubebuilder:validation:Enum=Copy;Override
+type EnforcementMode string
+
+// Enforcement modes.
+const (
+	// EnforcementCopy enforces an enforce copy of each managed policy (TALM's design).
+	EnforcementCopy EnforcementMode = "Copy"
+	// EnforcementOverride enforces the policy itself with ACM's binding override.
+	EnforcementOverride EnforcementMode = "Override"
+)
+
+// LocalPlacementReference names a Placement in the ClusterGroupUpgrade's namespace.
+type LocalPlacementReference struct {
+	// Name of the Placement.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
 // ClusterGroupUpgradeSpec is the desired rollout: which clusters, which policies, in which
 // batches.
 type ClusterGroupUpgradeSpec struct {
@@ -194,6 +214,20 @@ type ClusterGroupUpgradeSpec struct {
 	// default) or Abort.
 	// +optional
 	BatchTimeoutAction BatchTimeoutAction `json:"batchTimeoutAction,omitempty"`
+
+	// Enforcement says how a managed policy is enforced on the clusters working on it:
+	// Copy (the default) creates an enforce copy of the policy in the CGU's namespace bound
+	// to those clusters; Override binds the original policy to them with ACM's binding
+	// override (subFilter restricted, remediationAction enforce), which needs ACM 2.9 or
+	// later. An addition to TALM's API.
+	// +optional
+	Enforcement EnforcementMode `json:"enforcement,omitempty"`
+
+	// PlacementRef names a Placement in the CGU's namespace whose decisions add clusters
+	// to the selection, after those of the other selection fields. An addition to TALM's
+	// API.
+	// +optional
+	PlacementRef *LocalPlacementReference `json:"placementRef,omitempty"`
 }
 
 // UpgradeState is the state of a rollout.
@@ -247,6 +281,10 @@ type ClusterProgress struct {
 	// Since is when the cluster entered its state, or started its current policy.
 	// +optional
 	Since *metav1.Time `json:"since,omitempty"`
+	// CompliantSince is when the current policy was first seen compliant, while the
+	// cluster soaks on it (the policy's ran.openshift.io/soak-seconds annotation).
+	// +optional
+	CompliantSince *metav1.Time `json:"compliantSince,omitempty"`
 	// Reason is a CamelCase word saying why the cluster is in its state, when that is
 	// not obvious (for example why it failed).
 	// +optional

@@ -40,6 +40,16 @@ type ClusterGroupUpgradeBatchSpec struct {
 
 // ClusterGroupUpgradeBatchStatus is the progress of the clusters of one part of a batch.
 type ClusterGroupUpgradeBatchStatus struct {
+	// StartedAt is when the batch started; unset while it waits.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// TimeoutAt is when the batch times out, once started.
+	// +optional
+	TimeoutAt *metav1.Time `json:"timeoutAt,omitempty"`
+	// FinishedAt is when every cluster of the batch completed or timed out, or the
+	// rollout ended during the batch.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
 	// Clusters holds each cluster's progress, once its batch has started.
 	// +optional
 	// +kubebuilder:validation:MaxItems=250

@@ -31,6 +31,13 @@ const (
 	// ReasonNoClustersSelected (ClustersSelected=False): the spec selects no cluster.
 	ReasonNoClustersSelected = "NoClustersSelected"
 
+	// ReasonPlacementNotFound (ClustersSelected=False): spec.placementRef names a
+	// Placement that does not exist.
+	ReasonPlacementNotFound = "PlacementNotFound"
+	// ReasonInvalidClusterSelector (ClustersSelected=False): a clusterSelector string or
+	// clusterLabelSelector cannot be parsed; the message names it.
+	ReasonInvalidClusterSelector = "InvalidClusterSelector"
+
 	// ReasonValidationCompleted (Validated=True): the spec is consistent.
 	ReasonValidationCompleted = "ValidationCompleted"
 	// ReasonNotAllManagedPoliciesExist (Validated=False): managed policies are missing;
@@ -41,6 +48,16 @@ const (
 	ReasonAmbiguousManagedPoliciesNames = "AmbiguousManagedPoliciesNames"
 	// ReasonInvalidCanaries (Validated=False): canaries that are not selected clusters.
 	ReasonInvalidCanaries = "InvalidCanaries"
+	// ReasonPolicyDependencyOrder (Validated=False): a managed policy comes before a
+	// managed policy it depends on; the message names both.
+	ReasonPolicyDependencyOrder = "PolicyDependencyOrder"
+	// ReasonNotAllManifestTemplatesExist (Validated=False): ManifestWorkReplicaSets named
+	// in spec.manifestWorkTemplates are missing; the message names them.
+	ReasonNotAllManifestTemplatesExist = "NotAllManifestTemplatesExist"
+	// ReasonUnsupportedHubTemplate (Validated=False): in Copy mode, a managed policy's hub
+	// template reads something the enforce copy cannot read from the CGU's namespace; the
+	// message names the policy and the expression.
+	ReasonUnsupportedHubTemplate = "UnsupportedHubTemplate"
 	// ReasonBackupNotSupported (Validated=False): spec.backup is true.
 	ReasonBackupNotSupported = "BackupNotSupported"
 
@@ -69,6 +86,9 @@ const (
 	// ReasonIncompleteBlockingCR (Progressing=False): a blocking ClusterGroupUpgrade has not
 	// completed.
 	ReasonIncompleteBlockingCR = "IncompleteBlockingCR"
+	// ReasonBlockingCRCycle (Progressing=False): the blocking CGUs form a cycle through
+	// this one; the message lists the cycle.
+	ReasonBlockingCRCycle = "BlockingCRCycle"
 	// ReasonInProgress (Progressing=True, Succeeded=False, PrecachingSucceeded=False): work
 	// is under way.
 	ReasonInProgress = "InProgress"
