@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
@@ -86,10 +87,18 @@ func enforceTemplate(raw []byte, cguName string) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
+// tolerated are the taints the hub puts on clusters that stop reporting or are not
+// available: a cluster rebooting in the middle of its upgrade must keep its enforced policy,
+// so the Placements tolerate both.
+var tolerated = []string{clusterv1.ManagedClusterTaintUnreachable, clusterv1.ManagedClusterTaintUnavailable}
+
 // ExactPlacement returns a Placement selecting exactly the given clusters among those of
-// the cluster sets bound in its namespace; no cluster selects none.
+// the cluster sets bound in its namespace, reachable or not; no cluster selects none.
 func ExactPlacement(namespace, name string, clusters []string, labels map[string]string) *clusterv1beta1.Placement {
 	p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels}}
+	for _, key := range tolerated {
+		p.Spec.Tolerations = append(p.Spec.Tolerations, clusterv1beta1.Toleration{Key: key, Operator: clusterv1beta1.TolerationOpExists})
+	}
 	if len(clusters) == 0 {
 		p.Spec.NumberOfClusters = ptr.To[int32](0)
 		return p

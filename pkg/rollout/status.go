@@ -106,6 +106,9 @@ func progressOf(name string, c Cluster) ranv1alpha1.ClusterProgress {
 	if !c.Since.IsZero() {
 		out.Since = metaTime(c.Since)
 	}
+	if c.CompliantSince != nil {
+		out.CompliantSince = metaTime(*c.CompliantSince)
+	}
 	return out
 }
 

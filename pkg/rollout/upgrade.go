@@ -9,15 +9,6 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/timeout"
 )
 
-// Blocker is the state of a ClusterGroupUpgrade named in spec.blockingCRs.
-type Blocker struct {
-	Name, Namespace string
-	// Missing is true when no such ClusterGroupUpgrade exists.
-	Missing bool
-	// Completed is true when it is in the Completed state.
-	Completed bool
-}
-
 // Problem is why a ClusterGroupUpgrade cannot run: a condition reason and message.
 type Problem struct {
 	Reason, Message string
@@ -46,8 +37,8 @@ type Facts struct {
 	Enabled bool
 	// Invalid is set when selection or validation failed; nothing may start.
 	Invalid *Problem
-	// Blockers are the spec.blockingCRs.
-	Blockers []Blocker
+	// Blocked is set while spec.blockingCRs keep the rollout from starting.
+	Blocked *Problem
 	// Plan is the remediation plan: computed from the spec before the rollout starts, frozen
 	// once it has.
 	Plan plan.Plan
@@ -73,6 +64,19 @@ type Decision struct {
 	Enforce map[int][]string
 	// Wake is when to decide again without a new fact; zero when only new facts matter.
 	Wake time.Time
+	// Ended are the batches that ended in this decision, in order, with the final state
+	// of their clusters; the last one may be the current batch when the rollout finished.
+	Ended []EndedBatch
+}
+
+// EndedBatch is a batch that ended: every cluster completed or timed out, or the rollout
+// ended during it.
+type EndedBatch struct {
+	// Index is the 0-based index of the batch in the plan.
+	Index    int
+	Started  time.Time
+	Deadline time.Time
+	Clusters map[string]Cluster
 }
 
 // Decide computes the state of a ClusterGroupUpgrade from its facts.
@@ -99,8 +103,8 @@ func decideStart(f Facts) Decision {
 		return Decision{State: ranv1alpha1.StateNotStarted, Reason: ranv1alpha1.ReasonNotEnabled,
 			Message: "Not enabled: set spec.enable to true to start"}
 	}
-	if d, blocked := blocked(f.Blockers); blocked {
-		return d
+	if f.Blocked != nil {
+		return Decision{State: ranv1alpha1.StateCannotStart, Reason: f.Blocked.Reason, Message: f.Blocked.Message}
 	}
 	f.Progress = Progress{Started: f.Now, Batch: 0, BatchStarted: f.Now, Clusters: map[string]Cluster{}}
 	if len(f.Plan.Batches) == 0 {
@@ -110,27 +114,12 @@ func decideStart(f Facts) Decision {
 	return decideBatch(f)
 }
 
-func blocked(blockers []Blocker) (Decision, bool) {
-	for _, b := range blockers {
-		if b.Missing {
-			return Decision{State: ranv1alpha1.StateCannotStart, Reason: ranv1alpha1.ReasonMissingBlockingCR,
-				Message: fmt.Sprintf("Blocked by %s/%s, which does not exist", b.Namespace, b.Name)}, true
-		}
-	}
-	for _, b := range blockers {
-		if !b.Completed {
-			return Decision{State: ranv1alpha1.StateCannotStart, Reason: ranv1alpha1.ReasonIncompleteBlockingCR,
-				Message: fmt.Sprintf("Blocked by %s/%s, which has not completed", b.Namespace, b.Name)}, true
-		}
-	}
-	return Decision{}, false
-}
-
 // decideBatch steps the clusters of the current batch and moves to the next batch, or ends
 // the rollout, when the batch is done.
 func decideBatch(f Facts) Decision {
 	p := f.Progress
 	overall := timeout.Overall(p.Started, f.TimeoutMinutes)
+	var ended []EndedBatch
 	for {
 		batch := f.Plan.Batches[p.Batch]
 		deadline := timeout.Batch(p.BatchStarted, overall, len(f.Plan.Batches)-p.Batch)
@@ -139,22 +128,16 @@ func decideBatch(f Facts) Decision {
 		if !allTerminal(clusters, batch) {
 			return Decision{State: ranv1alpha1.StateNotCompleted, Reason: ranv1alpha1.ReasonInProgress,
 				Message: batchMessage(p.Batch, len(f.Plan.Batches), clusters, batch), Progress: p,
-				BatchDeadline: deadline, Enforce: enforce, Wake: wake}
+				BatchDeadline: deadline, Enforce: enforce, Wake: wake, Ended: ended}
 		}
 		countStates(&p.Done, batch, clusters) // every cluster of the batch is terminal here
-		if ended, reason := batchEnds(f, batch, clusters); ended {
+		ended = append(ended, EndedBatch{Index: p.Batch, Started: p.BatchStarted, Deadline: deadline, Clusters: clusters})
+		if stop, _ := batchEnds(f, batch, clusters); stop || p.Batch+1 >= len(f.Plan.Batches) {
 			p.Finished = true
 			f.Progress = p
 			d := decideFinished(f)
-			if d.State == ranv1alpha1.StateTimedOut { // the late clusters may have caught up meanwhile
-				d.Message = reason
-			}
+			d.Ended = ended
 			return d
-		}
-		if p.Batch+1 >= len(f.Plan.Batches) {
-			p.Finished = true
-			f.Progress = p
-			return decideFinished(f)
 		}
 		p = Progress{Started: p.Started, Batch: p.Batch + 1, BatchStarted: f.Now, Clusters: map[string]Cluster{}, Done: p.Done}
 	}
@@ -233,8 +216,12 @@ func decideFinished(f Facts) Decision {
 	for _, b := range f.Plan.Batches {
 		for _, name := range b.Clusters {
 			if !compliesWithAll(f.Policies(name)) {
+				why := "Timed out"
+				if _, reason := batchEnds(f, f.Plan.Batches[p.Batch], p.Clusters); reason != "" {
+					why = reason
+				}
 				return Decision{State: ranv1alpha1.StateTimedOut, Reason: ranv1alpha1.ReasonTimedOut,
-					Message: fmt.Sprintf("Timed out; cluster %s is not compliant yet, still watching", name), Progress: p}
+					Message: fmt.Sprintf("%s; cluster %s is not compliant yet, still watching", why, name), Progress: p}
 			}
 		}
 	}

@@ -147,23 +147,23 @@ func TestTimedOutRolloutCompletesLate(t *testing.T) {
 func TestBeforeTheStart(t *testing.T) {
 	batches := []plan.Batch{{Clusters: []string{"a1"}}}
 	cases := map[string]struct {
-		enabled  bool
-		invalid  *Problem
-		blockers []Blocker
-		want     ranv1alpha1.UpgradeState
-		reason   string
+		enabled bool
+		invalid *Problem
+		blocked *Problem
+		want    ranv1alpha1.UpgradeState
+		reason  string
 	}{
-		"not enabled":               {want: ranv1alpha1.StateNotStarted, reason: ranv1alpha1.ReasonNotEnabled},
-		"invalid and not enabled":   {invalid: &Problem{"NotAllManagedPoliciesExist", "x"}, want: ranv1alpha1.StateNotStarted, reason: "NotAllManagedPoliciesExist"},
-		"invalid and enabled":       {enabled: true, invalid: &Problem{"ClusterNotFound", "x"}, want: ranv1alpha1.StateCannotStart, reason: "ClusterNotFound"},
-		"blocked by a missing CGU":  {enabled: true, blockers: []Blocker{{Name: "b", Namespace: "ns", Completed: true}, {Name: "m", Namespace: "ns", Missing: true}}, want: ranv1alpha1.StateCannotStart, reason: ranv1alpha1.ReasonMissingBlockingCR},
-		"blocked by an running CGU": {enabled: true, blockers: []Blocker{{Name: "b", Namespace: "ns"}}, want: ranv1alpha1.StateCannotStart, reason: ranv1alpha1.ReasonIncompleteBlockingCR},
-		"unblocked starts":          {enabled: true, blockers: []Blocker{{Name: "b", Namespace: "ns", Completed: true}}, want: ranv1alpha1.StateNotCompleted, reason: ranv1alpha1.ReasonInProgress},
+		"not enabled":             {want: ranv1alpha1.StateNotStarted, reason: ranv1alpha1.ReasonNotEnabled},
+		"invalid and not enabled": {invalid: &Problem{"NotAllManagedPoliciesExist", "x"}, want: ranv1alpha1.StateNotStarted, reason: "NotAllManagedPoliciesExist"},
+		"invalid and enabled":     {enabled: true, invalid: &Problem{"ClusterNotFound", "x"}, want: ranv1alpha1.StateCannotStart, reason: "ClusterNotFound"},
+		"blocked":                 {enabled: true, blocked: &Problem{ranv1alpha1.ReasonMissingBlockingCR, "x"}, want: ranv1alpha1.StateCannotStart, reason: ranv1alpha1.ReasonMissingBlockingCR},
+		"blocked and not enabled": {blocked: &Problem{ranv1alpha1.ReasonIncompleteBlockingCR, "x"}, want: ranv1alpha1.StateNotStarted, reason: ranv1alpha1.ReasonNotEnabled},
+		"unblocked starts":        {enabled: true, want: ranv1alpha1.StateNotCompleted, reason: ranv1alpha1.ReasonInProgress},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			fl := newFleet(t, batches, 1)
-			fl.f.Enabled, fl.f.Invalid, fl.f.Blockers = tc.enabled, tc.invalid, tc.blockers
+			fl.f.Enabled, fl.f.Invalid, fl.f.Blocked = tc.enabled, tc.invalid, tc.blocked
 			d := fl.decide(0)
 			if d.State != tc.want || d.Reason != tc.reason {
 				t.Fatalf("got %s/%s, want %s/%s", d.State, d.Reason, tc.want, tc.reason)

@@ -20,6 +20,9 @@ type Policy struct {
 	Name, Namespace string
 	// Compliance is the root policy's status: each cluster it is placed on, and its state.
 	Compliance map[string]policyv1.ComplianceState
+	// DependsOn are the policies, as "namespace/name", this one depends on (its
+	// spec.dependencies of kind Policy).
+	DependsOn []string
 }
 
 // Input is what validation needs.
@@ -138,4 +141,24 @@ func CompliantWithAll(resolved []Policy, selected []string) map[string]bool {
 		out[c] = all
 	}
 	return out
+}
+
+// DependencyOrder checks that a managed policy comes after the managed policies it depends
+// on: a cluster works through the policies in order, and a policy whose dependency is not
+// yet compliant stays Pending on the spoke, so the rollout would wait on it forever.
+// Dependencies on policies that are not managed are left to the spoke.
+func DependencyOrder(resolved []Policy) *rollout.Problem {
+	position := make(map[string]int, len(resolved))
+	for i, p := range resolved {
+		position[p.Namespace+"/"+p.Name] = i
+	}
+	for i, p := range resolved {
+		for _, dep := range p.DependsOn {
+			if j, managed := position[dep]; managed && j > i {
+				return &rollout.Problem{Reason: ranv1alpha1.ReasonPolicyDependencyOrder,
+					Message: fmt.Sprintf("Managed policy %s depends on %s, which comes after it in spec.managedPolicies", p.Name, resolved[j].Name)}
+			}
+		}
+	}
+	return nil
 }

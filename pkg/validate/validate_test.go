@@ -95,3 +95,33 @@ func TestCompliantWithAll(t *testing.T) {
 		}
 	}
 }
+
+func TestDependencyOrder(t *testing.T) {
+	cases := map[string]struct {
+		policies []Policy
+		problem  string
+	}{
+		"no dependencies": {policies: []Policy{{Name: "a", Namespace: "p"}, {Name: "b", Namespace: "p"}}},
+		"dependency first": {policies: []Policy{
+			{Name: "a", Namespace: "p"}, {Name: "b", Namespace: "p", DependsOn: []string{"p/a"}},
+		}},
+		"dependency after": {policies: []Policy{
+			{Name: "b", Namespace: "p", DependsOn: []string{"p/a"}}, {Name: "a", Namespace: "p"},
+		}, problem: "Managed policy b depends on a, which comes after it in spec.managedPolicies"},
+		"unmanaged dependency": {policies: []Policy{{Name: "b", Namespace: "p", DependsOn: []string{"p/x"}}}},
+		"same name, other namespace": {policies: []Policy{
+			{Name: "b", Namespace: "p", DependsOn: []string{"q/a"}}, {Name: "a", Namespace: "p"},
+		}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := DependencyOrder(tc.policies)
+			switch {
+			case tc.problem == "" && got != nil:
+				t.Fatalf("unexpected problem %+v", got)
+			case tc.problem != "" && (got == nil || got.Message != tc.problem || got.Reason != ranv1alpha1.ReasonPolicyDependencyOrder):
+				t.Fatalf("got %+v, want %q", got, tc.problem)
+			}
+		})
+	}
+}

@@ -1,0 +1,75 @@
+// Package clusteractions carries out a ClusterGroupUpgrade's beforeEnable and
+// afterCompletion actions on ManagedClusters: labels and annotations added or removed.
+package clusteractions
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+// ManagedClusterGVK is the kind of ManagedClusters, for reading them as metadata.
+var ManagedClusterGVK = schema.GroupVersionKind{Group: clusterv1.GroupName, Version: "v1", Kind: "ManagedCluster"}
+
+// Empty reports whether a does nothing.
+func Empty(a ranv1alpha1.ClusterActions) bool {
+	return len(a.AddClusterLabels) == 0 && len(a.DeleteClusterLabels) == 0 && len(a.RemoveClusterLabels) == 0 &&
+		len(a.AddClusterAnnotations) == 0 && len(a.RemoveClusterAnnotations) == 0
+}
+
+// Apply returns a cluster's labels and annotations after the actions, and whether they
+// changed. Removals come before additions, so that an action can replace a label. The
+// deprecated deleteClusterLabels removes each named key whatever its value, as
+// removeClusterLabels does. The inputs are not modified.
+func Apply(labels, annotations map[string]string, a ranv1alpha1.ClusterActions) (map[string]string, map[string]string, bool) {
+	newLabels, newAnnotations := maps.Clone(labels), maps.Clone(annotations)
+	if newLabels == nil {
+		newLabels = map[string]string{}
+	}
+	if newAnnotations == nil {
+		newAnnotations = map[string]string{}
+	}
+	for k := range a.DeleteClusterLabels {
+		delete(newLabels, k)
+	}
+	for _, k := range a.RemoveClusterLabels {
+		delete(newLabels, k)
+	}
+	maps.Copy(newLabels, a.AddClusterLabels)
+	for _, k := range a.RemoveClusterAnnotations {
+		delete(newAnnotations, k)
+	}
+	maps.Copy(newAnnotations, a.AddClusterAnnotations)
+	changed := !maps.Equal(labels, newLabels) || !maps.Equal(annotations, newAnnotations)
+	return newLabels, newAnnotations, changed
+}
+
+// Run applies the actions to the named ManagedCluster, read through c (its metadata is
+// enough), writing only when they change it. A cluster that no longer exists is skipped.
+func Run(ctx context.Context, c client.Client, cluster string, a ranv1alpha1.ClusterActions) error {
+	if Empty(a) {
+		return nil
+	}
+	mc := &metav1.PartialObjectMetadata{}
+	mc.SetGroupVersionKind(ManagedClusterGVK)
+	if err := c.Get(ctx, client.ObjectKey{Name: cluster}, mc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	labels, annotations, changed := Apply(mc.Labels, mc.Annotations, a)
+	if !changed {
+		return nil
+	}
+	patch := client.MergeFrom(mc.DeepCopy())
+	mc.Labels, mc.Annotations = labels, annotations
+	if err := c.Patch(ctx, mc, patch); err != nil {
+		return fmt.Errorf("cluster actions on %s: %w", cluster, err)
+	}
+	return nil
+}

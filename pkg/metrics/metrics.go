@@ -1,0 +1,270 @@
+// Package metrics exports the operator's Prometheus metrics: how many ClusterGroupUpgrades and
+// clusters are in each state, how long batches and clusters take, and how often writing the
+// enforcement objects fails. Label values come from fixed sets, so the number of series does
+// not grow with the number of CGUs or clusters; docs/metrics.md describes each metric.
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+// namespace prefixes every metric name.
+const namespace = "cgu_operator"
+
+// Outcomes of a batch (completed, timed_out) and of a cluster (all three): the values of the
+// outcome label of the duration histograms.
+const (
+	OutcomeCompleted = "completed"
+	OutcomeTimedOut  = "timed_out"
+	OutcomeFailed    = "failed"
+)
+
+// Operations whose failed writes RemediationError counts: the values of the operation label.
+const (
+	// OperationCopy writes an enforce copy of a managed policy (Copy mode).
+	OperationCopy = "copy"
+	// OperationPlacement writes the Placement that selects a batch's clusters.
+	OperationPlacement = "placement"
+	// OperationBinding writes a PlacementBinding, with its binding override in Override mode.
+	OperationBinding = "binding"
+	// OperationCleanup deletes the objects a rollout created.
+	OperationCleanup = "cleanup"
+	// OperationActions applies the beforeEnable and afterCompletion cluster actions.
+	OperationActions = "actions"
+	// OperationStatus patches a ClusterGroupUpgrade's status.
+	OperationStatus = "status"
+)
+
+// operations lists every operation label value, in the order docs/metrics.md gives them.
+var operations = []string{
+	OperationCopy, OperationPlacement, OperationBinding, OperationCleanup, OperationActions, OperationStatus,
+}
+
+// durationBuckets suit rollouts: from a minute to a day, in seconds.
+var durationBuckets = []float64{
+	time.Minute.Seconds(), (5 * time.Minute).Seconds(), (15 * time.Minute).Seconds(),
+	(30 * time.Minute).Seconds(), time.Hour.Seconds(), (2 * time.Hour).Seconds(),
+	(4 * time.Hour).Seconds(), (8 * time.Hour).Seconds(), (24 * time.Hour).Seconds(),
+}
+
+// upgradeStates are the values of the state label of cgu_operator_upgrades.
+var upgradeStates = [...]ranv1alpha1.UpgradeState{
+	ranv1alpha1.StateNotStarted, ranv1alpha1.StateCannotStart, ranv1alpha1.StateNotCompleted,
+	ranv1alpha1.StateTimedOut, ranv1alpha1.StateCompleted,
+}
+
+// clusterStates are the values of the state label of cgu_operator_clusters, indexed as
+// contribution.clusters.
+var clusterStates = [...]string{"pending", "in_progress", OutcomeCompleted, OutcomeTimedOut, OutcomeFailed}
+
+// Recorder records a CGU's metrics; safe for concurrent use. The zero value is not usable;
+// use New (tests) or Default (registered in controller-runtime's registry once).
+type Recorder struct {
+	fleet       *fleet
+	batches     map[string]prometheus.Observer
+	clusters    map[ranv1alpha1.ClusterState]prometheus.Observer
+	remediation map[string]prometheus.Counter
+}
+
+// New returns a Recorder whose collectors are registered on reg. It panics if they are
+// already registered there.
+func New(reg prometheus.Registerer) *Recorder {
+	batch := newDurationVec("batch_duration_seconds",
+		"Time from a batch's start to its end, by outcome (completed, timed_out).")
+	cluster := newDurationVec("cluster_duration_seconds",
+		"Time from the start of a cluster's batch to its terminal state, by outcome (completed, timed_out, failed).")
+	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace,
+		Name:      "remediation_errors_total",
+		Help:      "Failed writes of enforcement objects, by operation (copy, placement, binding, cleanup, actions, status).",
+	}, []string{"operation"})
+	f := newFleet()
+	reg.MustRegister(f, batch, cluster, errs)
+
+	// Every known label value is created up front, so each series exists from the start
+	// (rate and increase then see the first event) and the lookups below are read-only.
+	r := &Recorder{
+		fleet: f,
+		batches: map[string]prometheus.Observer{
+			OutcomeCompleted: batch.WithLabelValues(OutcomeCompleted),
+			OutcomeTimedOut:  batch.WithLabelValues(OutcomeTimedOut),
+		},
+		clusters: map[ranv1alpha1.ClusterState]prometheus.Observer{
+			ranv1alpha1.ClusterCompleted: cluster.WithLabelValues(OutcomeCompleted),
+			ranv1alpha1.ClusterTimedOut:  cluster.WithLabelValues(OutcomeTimedOut),
+			ranv1alpha1.ClusterFailed:    cluster.WithLabelValues(OutcomeFailed),
+		},
+		remediation: make(map[string]prometheus.Counter, len(operations)),
+	}
+	for _, op := range operations {
+		r.remediation[op] = errs.WithLabelValues(op)
+	}
+	return r
+}
+
+var (
+	defaultOnce     sync.Once
+	defaultRecorder *Recorder
+)
+
+// Default returns the Recorder registered in controller-runtime's registry, which the
+// manager's metrics endpoint serves. The first call registers it.
+func Default() *Recorder {
+	defaultOnce.Do(func() { defaultRecorder = New(ctrlmetrics.Registry) })
+	return defaultRecorder
+}
+
+// Upgrade reports the current state and cluster counts of the CGU named key
+// (namespace/name), replacing what was last reported for it. A state outside the five known
+// ones (such as the empty state of a CGU not yet reconciled) is counted in no state; its
+// clusters are still counted. Negative counts count as zero.
+func (r *Recorder) Upgrade(key string, state ranv1alpha1.UpgradeState, counts ranv1alpha1.ClusterCounts) {
+	r.fleet.set(key, newContribution(state, counts))
+}
+
+// Forget removes the CGU named key from the state gauges, once it is deleted.
+func (r *Recorder) Forget(key string) {
+	r.fleet.forget(key)
+}
+
+// BatchEnded observes the duration d of a batch that ended with outcome OutcomeCompleted or
+// OutcomeTimedOut. Other outcomes are ignored, so that no unexpected series appears; a
+// negative duration counts as zero.
+func (r *Recorder) BatchEnded(outcome string, d time.Duration) {
+	if o, ok := r.batches[outcome]; ok {
+		o.Observe(seconds(d))
+	}
+}
+
+// ClusterEnded observes the time d a cluster took from its batch's start to the terminal
+// state it reached: ClusterCompleted, ClusterTimedOut or ClusterFailed, observed with the
+// outcome of the same name. Other states are ignored; a negative duration counts as zero.
+func (r *Recorder) ClusterEnded(state ranv1alpha1.ClusterState, d time.Duration) {
+	if o, ok := r.clusters[state]; ok {
+		o.Observe(seconds(d))
+	}
+}
+
+// RemediationError counts one failed write for operation, one of the Operation constants. Other
+// operations are ignored.
+func (r *Recorder) RemediationError(operation string) {
+	if c, ok := r.remediation[operation]; ok {
+		c.Inc()
+	}
+}
+
+func newDurationVec(name, help string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace,
+		Name:      name,
+		Help:      help,
+		Buckets:   durationBuckets,
+	}, []string{"outcome"})
+}
+
+func seconds(d time.Duration) float64 {
+	return max(d, 0).Seconds()
+}
+
+// contribution is what one CGU adds to the state gauges.
+type contribution struct {
+	// state indexes upgradeStates; -1 for a state counted nowhere.
+	state    int
+	clusters [len(clusterStates)]int
+}
+
+func newContribution(state ranv1alpha1.UpgradeState, c ranv1alpha1.ClusterCounts) contribution {
+	out := contribution{state: -1}
+	for i, s := range upgradeStates {
+		if s == state {
+			out.state = i
+		}
+	}
+	for i, n := range [...]int{c.Pending, c.InProgress, c.Completed, c.TimedOut, c.Failed} {
+		out.clusters[i] = max(n, 0)
+	}
+	return out
+}
+
+// fleet holds the last contribution of each CGU and their sums, kept up to date by adding
+// the new contribution and subtracting the old one, so a report costs the same whatever the
+// number of CGUs. It collects cgu_operator_upgrades and cgu_operator_clusters from the sums
+// under its lock, so a scrape always sees every CGU counted exactly once.
+type fleet struct {
+	upgradesDesc *prometheus.Desc
+	clustersDesc *prometheus.Desc
+
+	mu       sync.Mutex
+	byKey    map[string]contribution
+	upgrades [len(upgradeStates)]int
+	clusters [len(clusterStates)]int
+}
+
+func newFleet() *fleet {
+	return &fleet{
+		upgradesDesc: prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "upgrades"),
+			"Number of ClusterGroupUpgrades in each state.", []string{"state"}, nil),
+		clustersDesc: prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "clusters"),
+			"Number of clusters of all ClusterGroupUpgrades in each state, summed over the ClusterGroupUpgrades.",
+			[]string{"state"}, nil),
+		byKey: map[string]contribution{},
+	}
+}
+
+func (f *fleet) set(key string, c contribution) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old, ok := f.byKey[key]
+	if ok && old == c {
+		return
+	}
+	if ok {
+		f.add(old, -1)
+	}
+	f.add(c, 1)
+	f.byKey[key] = c
+}
+
+func (f *fleet) forget(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if old, ok := f.byKey[key]; ok {
+		f.add(old, -1)
+		delete(f.byKey, key)
+	}
+}
+
+// add adds c to the sums sign times; the caller holds f.mu.
+func (f *fleet) add(c contribution, sign int) {
+	if c.state >= 0 {
+		f.upgrades[c.state] += sign
+	}
+	for i, n := range c.clusters {
+		f.clusters[i] += sign * n
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (f *fleet) Describe(ch chan<- *prometheus.Desc) {
+	ch <- f.upgradesDesc
+	ch <- f.clustersDesc
+}
+
+// Collect implements prometheus.Collector.
+func (f *fleet) Collect(ch chan<- prometheus.Metric) {
+	f.mu.Lock()
+	upgrades, clusters := f.upgrades, f.clusters
+	f.mu.Unlock()
+	for i, s := range upgradeStates {
+		ch <- prometheus.MustNewConstMetric(f.upgradesDesc, prometheus.GaugeValue, float64(upgrades[i]), string(s))
+	}
+	for i, s := range clusterStates {
+		ch <- prometheus.MustNewConstMetric(f.clustersDesc, prometheus.GaugeValue, float64(clusters[i]), s)
+	}
+}

@@ -1,0 +1,158 @@
+package rollout
+
+import (
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+)
+
+// The batch records (ClusterGroupUpgradeBatch objects) hold a started rollout's progress:
+// each batch's start, deadline and end, and the state of each of its clusters. The
+// functions below read a Progress from them and write a Decision back into them, so that
+// the records are the single durable truth of a rollout and the ClusterGroupUpgrade's
+// status only a bounded view of it.
+
+// Recorded rebuilds the progress of a rollout started at started from the records of one
+// ClusterGroupUpgrade; policies are the managed policy names frozen at the start, which
+// turn a recorded current policy back into its index. Records name the current batch (the
+// last one started), its clusters, and the final states of the batches that ended.
+func Recorded(records []ranv1alpha1.ClusterGroupUpgradeBatch, policies []string, started time.Time) Progress {
+	p := Progress{Started: started, Clusters: map[string]Cluster{}}
+	current := 0
+	for _, r := range records {
+		if r.Status.StartedAt != nil && r.Spec.Index > current {
+			current = r.Spec.Index
+		}
+	}
+	if current == 0 {
+		return p
+	}
+	p.Batch = current - 1
+	for _, r := range records {
+		if r.Status.FinishedAt != nil {
+			countRecorded(&p.Done, r.Status.Clusters)
+		}
+		if r.Spec.Index != current {
+			continue
+		}
+		p.BatchStarted = r.Status.StartedAt.Time
+		p.Finished = p.Finished || r.Status.FinishedAt != nil
+		for _, cp := range r.Status.Clusters {
+			p.Clusters[cp.Name] = clusterFrom(cp, policies)
+		}
+	}
+	if p.Started.IsZero() {
+		p.Started = p.BatchStarted
+	}
+	return p
+}
+
+func countRecorded(c *ranv1alpha1.ClusterCounts, clusters []ranv1alpha1.ClusterProgress) {
+	for _, cp := range clusters {
+		switch cp.State {
+		case ranv1alpha1.ClusterCompleted:
+			c.Completed++
+		case ranv1alpha1.ClusterTimedOut:
+			c.TimedOut++
+		case ranv1alpha1.ClusterFailed:
+			c.Failed++
+		}
+	}
+}
+
+func clusterFrom(cp ranv1alpha1.ClusterProgress, policies []string) Cluster {
+	c := Cluster{State: cp.State}
+	if cp.Since != nil {
+		c.Since = cp.Since.Time
+	}
+	if cp.CompliantSince != nil {
+		t := cp.CompliantSince.Time
+		c.CompliantSince = &t
+	}
+	switch cp.State {
+	case ranv1alpha1.ClusterInProgress, ranv1alpha1.ClusterTimedOut, ranv1alpha1.ClusterFailed:
+		c.Policy = max(slices.Index(policies, cp.CurrentPolicy), 0)
+	case ranv1alpha1.ClusterCompleted:
+		c.Policy = len(policies)
+	}
+	return c
+}
+
+// RecordStatuses returns the status each record of the plan p must have after decision d,
+// keyed by record name, for the records whose status changes: the batches that ended in d
+// get their final cluster states and end time, the current batch its start, deadline and
+// cluster states.
+func RecordStatuses(records []ranv1alpha1.ClusterGroupUpgradeBatch, d Decision, p plan.Plan, policies []string, now time.Time) map[string]ranv1alpha1.ClusterGroupUpgradeBatchStatus {
+	type batchState struct {
+		started, deadline, finished time.Time
+		clusters                    map[string]Cluster
+	}
+	states := map[int]batchState{}
+	for _, e := range d.Ended {
+		states[e.Index+1] = batchState{started: e.Started, deadline: e.Deadline, finished: now, clusters: e.Clusters}
+	}
+	if started := !d.Progress.Started.IsZero(); started && !d.Progress.Finished && len(p.Batches) > 0 {
+		states[d.Progress.Batch+1] = batchState{
+			started: d.Progress.BatchStarted, deadline: d.BatchDeadline, clusters: d.Progress.Clusters,
+		}
+	}
+	out := map[string]ranv1alpha1.ClusterGroupUpgradeBatchStatus{}
+	for _, r := range records {
+		s, ok := states[r.Spec.Index]
+		if !ok || r.Status.FinishedAt != nil { // an ended batch keeps its end
+			continue
+		}
+		st := ranv1alpha1.ClusterGroupUpgradeBatchStatus{
+			StartedAt: stamp(s.started), TimeoutAt: stamp(s.deadline), FinishedAt: stamp(s.finished),
+		}
+		for _, name := range r.Spec.Clusters {
+			st.Clusters = append(st.Clusters, progressRecord(name, s.clusters[name], policies))
+		}
+		if !sameRecordStatus(r.Status, st) {
+			out[r.Name] = st
+		}
+	}
+	return out
+}
+
+func progressRecord(name string, c Cluster, policies []string) ranv1alpha1.ClusterProgress {
+	out := progressOf(name, c)
+	out.Since = stamp(c.Since)
+	if c.CompliantSince != nil {
+		out.CompliantSince = stamp(*c.CompliantSince)
+	}
+	if c.State != ranv1alpha1.ClusterCompleted && c.Policy < len(policies) {
+		out.CurrentPolicy = policies[c.Policy]
+	}
+	return out
+}
+
+// stamp is t as the API stores it, to the second; nil for the zero time.
+func stamp(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	mt := metav1.NewTime(t).Rfc3339Copy()
+	return &mt
+}
+
+func sameRecordStatus(a, b ranv1alpha1.ClusterGroupUpgradeBatchStatus) bool {
+	return sameStamp(a.StartedAt, b.StartedAt) && sameStamp(a.TimeoutAt, b.TimeoutAt) &&
+		sameStamp(a.FinishedAt, b.FinishedAt) && slices.EqualFunc(a.Clusters, b.Clusters, sameProgress)
+}
+
+func sameProgress(a, b ranv1alpha1.ClusterProgress) bool {
+	return a.Name == b.Name && a.State == b.State && a.CurrentPolicy == b.CurrentPolicy && a.Reason == b.Reason &&
+		sameStamp(a.Since, b.Since) && sameStamp(a.CompliantSince, b.CompliantSince)
+}
+
+func sameStamp(a, b *metav1.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Unix() == b.Unix()
+}

@@ -1,0 +1,130 @@
+package rollout
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"testing"
+	"time"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+)
+
+// recordedFleet plays the same facts as fleet, but keeps its progress only in batch
+// records, as the controller does: each decision is written with RecordStatuses and the next
+// one starts from Recorded.
+type recordedFleet struct {
+	*fleet
+	records  []ranv1alpha1.ClusterGroupUpgradeBatch
+	policies []string
+	started  time.Time
+}
+
+func newRecordedFleet(t *testing.T, batches []plan.Batch, policies int) *recordedFleet {
+	rf := &recordedFleet{fleet: newFleet(t, batches, policies)}
+	rf.records = plan.Records(rf.f.Plan, "ns", "cgu")
+	for i := range policies {
+		rf.policies = append(rf.policies, fmt.Sprintf("p%d", i))
+	}
+	return rf
+}
+
+func (rf *recordedFleet) decide(now time.Duration) Decision {
+	rf.f.Now = t0.Add(now)
+	if !rf.started.IsZero() {
+		rf.f.Progress = Recorded(rf.records, rf.policies, rf.started)
+	}
+	d := Decide(rf.f)
+	rf.started = d.Progress.Started
+	statuses := RecordStatuses(rf.records, d, rf.f.Plan, rf.policies, rf.f.Now)
+	for i := range rf.records {
+		if st, ok := statuses[rf.records[i].Name]; ok {
+			rf.records[i].Status = st
+		}
+	}
+	return d
+}
+
+// The records carry a rollout exactly as the in-memory progress does: the same states,
+// batches, enforcement and messages at every step, through soaks, a batch timeout with
+// Continue, and a batch larger than one record.
+func TestRecordsCarryTheRollout(t *testing.T) {
+	big := make([]string, 300)
+	for i := range big {
+		big[i] = fmt.Sprintf("big-%03d", i)
+	}
+	batches := append(canaryAndTwo(), plan.Batch{Clusters: big})
+	mem, rec := newFleet(t, batches, 2), newRecordedFleet(t, batches, 2)
+	for _, fl := range []*fleet{mem, rec.fleet} {
+		policies := fl.f.Policies
+		fl.f.Policies = func(c string) []Policy {
+			out := policies(c)
+			if len(out) > 1 {
+				out[1].Soak = 3 * time.Minute
+			}
+			return out
+		}
+	}
+	steps := []struct {
+		at     time.Duration
+		comply [][2]any
+	}{
+		{at: 0},
+		{at: time.Minute, comply: [][2]any{{"c1", 0}}},
+		{at: 2 * time.Minute, comply: [][2]any{{"c1", 1}}},
+		{at: 4 * time.Minute},
+		{at: 6 * time.Minute}, // c1 soaked; batch 2 starts
+		{at: 8 * time.Minute, comply: [][2]any{{"a1", 0}, {"a1", 1}}},
+		{at: 12 * time.Minute},
+		{at: 40 * time.Minute}, // a2 times out, Continue
+		{at: 41 * time.Minute, comply: [][2]any{{"b1", 0}, {"b1", 1}, {"big-007", 0}}},
+		{at: 45 * time.Minute},
+		{at: 61 * time.Minute},
+	}
+	for _, s := range steps {
+		for _, c := range s.comply {
+			mem.comply(c[0].(string), c[1].(int))
+			rec.comply(c[0].(string), c[1].(int))
+		}
+		want, got := mem.decide(s.at), rec.decide(s.at)
+		if got.State != want.State || got.Message != want.Message || got.Progress.Batch != want.Progress.Batch ||
+			!reflect.DeepEqual(got.Enforce, want.Enforce) || !got.Wake.Equal(want.Wake) || got.Progress.Done != want.Progress.Done {
+			t.Fatalf("at %v from records: %s %q batch %d enforce %v wake %v done %+v\nin memory: %s %q batch %d enforce %v wake %v done %+v",
+				s.at, got.State, got.Message, got.Progress.Batch, got.Enforce, got.Wake, got.Progress.Done,
+				want.State, want.Message, want.Progress.Batch, want.Enforce, want.Wake, want.Progress.Done)
+		}
+	}
+	for _, r := range rec.records[len(rec.records)-2:] {
+		if r.Status.FinishedAt == nil || len(r.Status.Clusters) != len(r.Spec.Clusters) {
+			t.Fatalf("record %s: finished %v, %d of %d clusters; want each part of the ended batch in full",
+				r.Name, r.Status.FinishedAt, len(r.Status.Clusters), len(r.Spec.Clusters))
+		}
+	}
+}
+
+// A decision that changes nothing writes nothing.
+func TestRecordStatusesOnlyChanges(t *testing.T) {
+	rf := newRecordedFleet(t, canaryAndTwo(), 1)
+	rf.decide(0)
+	d := Decide(Facts{Now: t0.Add(time.Minute), Enabled: true, Plan: rf.f.Plan, TimeoutMinutes: 60,
+		Policies: rf.f.Policies, Progress: Recorded(rf.records, rf.policies, rf.started)})
+	if got := RecordStatuses(rf.records, d, rf.f.Plan, rf.policies, t0.Add(time.Minute)); len(got) != 0 {
+		t.Fatalf("unchanged rollout writes %v", slicesOf(got))
+	}
+	rf.comply("c1", 0)
+	d = Decide(Facts{Now: t0.Add(2 * time.Minute), Enabled: true, Plan: rf.f.Plan, TimeoutMinutes: 60,
+		Policies: rf.f.Policies, Progress: Recorded(rf.records, rf.policies, rf.started)})
+	got := RecordStatuses(rf.records, d, rf.f.Plan, rf.policies, t0.Add(2*time.Minute))
+	if len(got) != 2 || got[rf.records[0].Name].FinishedAt == nil || got[rf.records[1].Name].StartedAt == nil {
+		t.Fatalf("canary done writes %v, want the canary ended and batch 2 started", slicesOf(got))
+	}
+}
+
+func slicesOf(m map[string]ranv1alpha1.ClusterGroupUpgradeBatchStatus) []string {
+	var out []string
+	for k := range maps.Keys(m) {
+		out = append(out, k)
+	}
+	return out
+}
