@@ -1,14 +1,26 @@
 package operator
 
 import (
+	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -16,7 +28,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/controllers"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
+	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 )
 
 // LeaderElectionID names the lease replicas compete for.
@@ -25,10 +39,31 @@ const LeaderElectionID = "cgu-operator.ran.openshift.io"
 // NewScheme returns a scheme with every kind the operator reads or writes.
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(ranv1alpha1.AddToScheme(s))
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, ranv1alpha1.AddToScheme, policyv1.AddToScheme,
+		clusterv1.Install, clusterv1beta1.Install, clusterv1beta2.Install, workv1alpha1.Install,
+	} {
+		utilruntime.Must(add(s))
+	}
 	return s
 }
+
+// cacheOptions keep the cache to what the operator needs: root policies only (the
+// replicated copies in cluster namespaces are many and carry the root-policy label), and
+// ManagedClusters as metadata (watched as such). ConfigMaps and Secrets are never cached.
+func cacheOptions() (cache.Options, error) {
+	replicated, err := labels.NewRequirement(replicatedPolicyLabel, selection.DoesNotExist, nil)
+	if err != nil {
+		return cache.Options{}, err
+	}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&policyv1.Policy{}: {Label: labels.NewSelector().Add(*replicated)},
+	}}, nil
+}
+
+// replicatedPolicyLabel marks the policies the propagator replicates into cluster
+// namespaces.
+const replicatedPolicyLabel = "policy.open-cluster-management.io/root-policy"
 
 // New checks that the hub serves the required APIs and returns a manager with the
 // operator's controllers registered, ready to Start.
@@ -56,8 +91,14 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	shutdown := opts.GracefulShutdown
+	cacheOpts, err := cacheOptions()
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        NewScheme(),
+		Cache:                         cacheOpts,
+		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}}},
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        opts.ProbeAddr,
 		LeaderElection:                opts.LeaderElect,
@@ -79,5 +120,23 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	for _, api := range missing {
 		mgr.GetLogger().Info("Optional API not served; features using it report it when used", "api", api.String())
 	}
+	if err := setupControllers(mgr, opts); err != nil {
+		return nil, err
+	}
 	return mgr, nil
+}
+
+func setupControllers(mgr manager.Manager, opts Options) error {
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	r := &controllers.ClusterGroupUpgradeReconciler{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Clock: clk,
+		Recorder: mgr.GetEventRecorder("cgu-operator"), Metrics: metrics.Default(),
+	}
+	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
+		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)
+	}
+	return nil
 }

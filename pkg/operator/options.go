@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // Options configure the manager. Defaults are those of the production deployment.
@@ -29,6 +31,9 @@ type Options struct {
 	Workers int
 	// GracefulShutdown bounds how long the manager waits for running work on stop.
 	GracefulShutdown time.Duration
+	// Clock tells the controllers the time; nil is the real clock. Tests and the demo
+	// inject theirs; there is no flag.
+	Clock clock.PassiveClock
 }
 
 // DefaultOptions returns the production defaults.

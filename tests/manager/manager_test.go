@@ -15,6 +15,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/client-go/rest"
@@ -137,6 +138,9 @@ var _ = Describe("The manager", Ordered, func() {
 			g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
 			g.Expect(*lease.Spec.HolderIdentity).NotTo(BeEmpty())
 		}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+
+		By("running the controllers")
+		Eventually(session.Err, 30*time.Second).Should(gbytes.Say(`"msg":"Starting workers","controller":"clustergroupupgrade"`))
 
 		By("stopping on SIGTERM and releasing the lease")
 		session.Signal(syscall.SIGTERM)

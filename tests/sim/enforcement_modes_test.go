@@ -16,12 +16,9 @@ import (
 // desiredVersion returns a simulated cluster's spec.desiredUpdate version, "" when unset.
 func desiredVersion(name string) func(Gomega) string {
 	return func(g Gomega) string {
-		cv, err := simulator.ClusterVersion(name)
+		v, err := simulator.DesiredVersion(name)
 		g.Expect(err).NotTo(HaveOccurred())
-		if cv.Spec.DesiredUpdate == nil {
-			return ""
-		}
-		return cv.Spec.DesiredUpdate.Version
+		return v
 	}
 }
 

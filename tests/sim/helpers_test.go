@@ -6,7 +6,6 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
@@ -38,12 +37,8 @@ func joinFleet(ctx context.Context, label string, specs ...sim.SpokeSpec) {
 // rootCompliance returns each cluster's compliance as the root policy's status shows it.
 func rootCompliance(ctx context.Context, name string) func(Gomega) map[string]policyv1.ComplianceState {
 	return func(g Gomega) map[string]policyv1.ComplianceState {
-		root := &policyv1.Policy{}
-		g.Expect(hub.Client.Get(ctx, client.ObjectKey{Namespace: policyNS, Name: name}, root)).To(Succeed())
-		out := map[string]policyv1.ComplianceState{}
-		for _, s := range root.Status.Status {
-			out[s.ClusterName] = s.ComplianceState
-		}
+		out, err := hub.Compliance(ctx, policyNS, name)
+		g.Expect(err).NotTo(HaveOccurred())
 		return out
 	}
 }

@@ -295,3 +295,13 @@ func (s *Simulator) ClusterVersion(name string) (*configv1.ClusterVersion, error
 	defer sp.mu.Unlock()
 	return sp.clusterVersion()
 }
+
+// DesiredVersion returns the version a spoke's ClusterVersion asks for in
+// spec.desiredUpdate, "" when it asks for none.
+func (s *Simulator) DesiredVersion(name string) (string, error) {
+	cv, err := s.ClusterVersion(name)
+	if err != nil || cv.Spec.DesiredUpdate == nil {
+		return "", err
+	}
+	return cv.Spec.DesiredUpdate.Version, nil
+}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ConfigPolicy is one ConfigurationPolicy template of a Policy: object templates of one
@@ -98,4 +99,17 @@ func (h *Hub) PlacePolicy(ctx context.Context, p *policyv1.Policy, selector meta
 		return fmt.Errorf("placement binding %s: %w", p.Name, err)
 	}
 	return nil
+}
+
+// Compliance returns each cluster's compliance with a root policy, as its status shows it.
+func (h *Hub) Compliance(ctx context.Context, namespace, name string) (map[string]policyv1.ComplianceState, error) {
+	root := &policyv1.Policy{}
+	if err := h.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, root); err != nil {
+		return nil, err
+	}
+	out := make(map[string]policyv1.ComplianceState, len(root.Status.Status))
+	for _, s := range root.Status.Status {
+		out[s.ClusterName] = s.ComplianceState
+	}
+	return out, nil
 }

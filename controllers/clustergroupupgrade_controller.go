@@ -1,0 +1,128 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/metrics"
+	"github.com/cgu-operator/cgu-operator/pkg/policies"
+)
+
+// Finalizer keeps a ClusterGroupUpgrade until every object it made is deleted (TALM's name).
+const Finalizer = "ran.openshift.io/cleanup-finalizer"
+
+// ClusterGroupUpgradeReconciler rolls a ClusterGroupUpgrade out: it gathers the facts
+// (clusters, policies and their compliance, blocking CGUs, the recorded progress), lets
+// pkg/rollout decide, and applies the decision (batch records, enforcement objects, cluster
+// actions, one status patch, events, metrics).
+type ClusterGroupUpgradeReconciler struct {
+	Client client.Client
+	// Reader reads what the cache does not hold: ConfigMaps and ManifestWorkReplicaSets.
+	Reader   client.Reader
+	Scheme   *runtime.Scheme
+	Clock    clock.PassiveClock
+	Recorder events.EventRecorder
+	Metrics  *metrics.Recorder
+}
+
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades/finalizers,verbs=update
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgradebatches,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgradebatches/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=policy.open-cluster-management.io,resources=policies;placementbindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placements,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placementdecisions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersetbindings,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersets/bind,verbs=create
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworkreplicasets,verbs=get;list
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;update;delete
+
+// Reconcile runs the phases of a ClusterGroupUpgrade and patches its status once.
+func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cgu); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Metrics.Forget(req.String())
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("clustergroupupgrade", klog.KObj(cgu)))
+	if !cgu.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, cgu)
+	}
+	if !controllerutil.ContainsFinalizer(cgu, Finalizer) {
+		patch := client.MergeFrom(cgu.DeepCopy())
+		controllerutil.AddFinalizer(cgu, Finalizer)
+		if err := r.Client.Patch(ctx, cgu, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+
+	s := newScope(cgu, r.Clock.Now())
+	for _, phase := range []func(context.Context, *scope) error{
+		r.gatherRecords, r.gatherBlockers, r.gatherSelection, r.gatherPolicies, r.gatherPlan, r.decide,
+		r.applyActions, r.applyRecords, r.applyEnforcement,
+	} {
+		if s.done {
+			break
+		}
+		if err := phase(ctx, s); err != nil {
+			r.failed(s, err)
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.patchStatus(ctx, s); err != nil {
+		r.Metrics.RemediationError(metrics.OperationStatus)
+		return ctrl.Result{}, err
+	}
+	r.emitEvents(s)
+	r.Metrics.Upgrade(req.String(), cgu.Status.State, cgu.Status.Counts)
+	return s.result(), nil
+}
+
+// finalize deletes every object the ClusterGroupUpgrade made, then lets it go.
+func (r *ClusterGroupUpgradeReconciler) finalize(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) error {
+	if !controllerutil.ContainsFinalizer(cgu, Finalizer) {
+		return nil
+	}
+	owner := policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}
+	if _, err := r.writer().Cleanup(ctx, owner); err != nil {
+		r.Metrics.RemediationError(metrics.OperationCleanup)
+		return fmt.Errorf("deleting the objects of the rollout: %w", err)
+	}
+	patch := client.MergeFrom(cgu.DeepCopy())
+	controllerutil.RemoveFinalizer(cgu, Finalizer)
+	if err := r.Client.Patch(ctx, cgu, patch); err != nil {
+		return fmt.Errorf("removing finalizer: %w", err)
+	}
+	r.Metrics.Forget(client.ObjectKeyFromObject(cgu).String())
+	return nil
+}
+
+func (r *ClusterGroupUpgradeReconciler) writer() policies.Writer {
+	return policies.Writer{Client: r.Client, Reader: r.Reader, Scheme: r.Scheme}
+}
+
+// result asks to be reconciled again when the decision wants to look again without a new
+// fact (a soak ending, a batch deadline).
+func (s *scope) result() ctrl.Result {
+	if s.decision.Wake.IsZero() {
+		return ctrl.Result{}
+	}
+	// One second past the wake time: status times are stored to the second.
+	return ctrl.Result{RequeueAfter: max(s.decision.Wake.Sub(s.now), 0) + time.Second}
+}

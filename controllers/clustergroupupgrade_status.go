@@ -1,0 +1,258 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
+	"github.com/cgu-operator/cgu-operator/pkg/metrics"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+)
+
+// Event reasons, one per transition.
+const (
+	EventRolloutStarted   = "RolloutStarted"
+	EventBatchStarted     = "BatchStarted"
+	EventBatchCompleted   = "BatchCompleted"
+	EventBatchTimedOut    = "BatchTimedOut"
+	EventClusterCompleted = "ClusterCompleted"
+	EventClusterTimedOut  = "ClusterTimedOut"
+	EventRolloutCompleted = "RolloutCompleted"
+	EventRolloutTimedOut  = "RolloutTimedOut"
+	EventValidationFailed = "ValidationFailed"
+	EventRemediationError = "RemediationFailed"
+)
+
+// eventAction is the action of every event: what the operator was doing.
+const eventAction = "Rollout"
+
+// patchStatus computes the status once and writes it when it changed.
+func (r *ClusterGroupUpgradeReconciler) patchStatus(ctx context.Context, s *scope) error {
+	st := s.cgu.Status.DeepCopy()
+	computeStatus(st, s)
+	if equality.Semantic.DeepEqual(*st, s.before) {
+		return nil
+	}
+	// A whole-status update, checked against the resourceVersion read: the status is
+	// computed from everything read since, and is written whole or not at all.
+	s.cgu.Status = *st
+	if err := r.Client.Status().Update(ctx, s.cgu); err != nil {
+		return fmt.Errorf("patching status: %w", err)
+	}
+	return nil
+}
+
+func computeStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
+	st.ObservedGeneration = s.cgu.Generation
+	if !s.decided {
+		return
+	}
+	d := s.decision
+	rollout.Status(st, d, s.plan)
+	if s.started && s.before.Plan != nil { // the records hold the batches, not what was left out
+		st.Plan.SkippedCompliant = s.before.Plan.SkippedCompliant
+	}
+	if st.CurrentBatch != nil {
+		names := s.policyNames()
+		for i, c := range st.CurrentBatch.Clusters {
+			if p := d.Progress.Clusters[c.Name]; p.State == ranv1alpha1.ClusterInProgress && p.Policy < len(names) {
+				st.CurrentBatch.Clusters[i].CurrentPolicy = names[p.Policy]
+			}
+		}
+	}
+	switch {
+	case d.State != ranv1alpha1.StateCompleted:
+		st.CompletedAt = nil
+	case s.before.CompletedAt == nil:
+		now := metav1.NewTime(s.now).Rfc3339Copy()
+		st.CompletedAt = &now
+	}
+	if !s.started {
+		st.ManagedPoliciesForUpgrade = nil
+		for _, p := range s.roots {
+			st.ManagedPoliciesForUpgrade = append(st.ManagedPoliciesForUpgrade, ranv1alpha1.PolicyReference{Name: p.Name, Namespace: p.Namespace})
+		}
+		setSelectionConditions(st, s)
+		if s.selectProblem != nil || s.invalid != nil {
+			st.Plan = nil
+		}
+	}
+	setRolloutConditions(st, d)
+}
+
+func setSelectionConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
+	gen := s.cgu.Generation
+	if p := s.selectProblem; p != nil {
+		setCondition(st, gen, ranv1alpha1.ConditionClustersSelected, metav1.ConditionFalse, p.Reason, p.Message)
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionValidated)
+		return
+	}
+	setCondition(st, gen, ranv1alpha1.ConditionClustersSelected, metav1.ConditionTrue, ranv1alpha1.ReasonClusterSelectionCompleted,
+		fmt.Sprintf("%d clusters selected", len(s.selected)))
+	if p := s.invalid; p != nil {
+		setCondition(st, gen, ranv1alpha1.ConditionValidated, metav1.ConditionFalse, p.Reason, p.Message)
+		return
+	}
+	setCondition(st, gen, ranv1alpha1.ConditionValidated, metav1.ConditionTrue, ranv1alpha1.ReasonValidationCompleted,
+		fmt.Sprintf("%d managed policies resolved; %d clusters in %d batches", len(s.roots), s.plan.Clusters(), len(s.plan.Batches)))
+}
+
+func setRolloutConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, d rollout.Decision) {
+	gen := st.ObservedGeneration
+	message := rollout.Truncate(d.Message, ranv1alpha1.MessageLimit)
+	switch d.State {
+	case ranv1alpha1.StateNotCompleted:
+		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionTrue, ranv1alpha1.ReasonInProgress, message)
+		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, metav1.ConditionFalse, ranv1alpha1.ReasonInProgress, message)
+	case ranv1alpha1.StateCompleted:
+		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, ranv1alpha1.ReasonCompleted, message)
+		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, metav1.ConditionTrue, ranv1alpha1.ReasonCompleted, message)
+	case ranv1alpha1.StateTimedOut:
+		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, ranv1alpha1.ReasonTimedOut, message)
+		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, metav1.ConditionFalse, ranv1alpha1.ReasonTimedOut, message)
+	default: // NotStarted, CannotStart
+		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, d.Reason, message)
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionSucceeded)
+	}
+}
+
+func setCondition(st *ranv1alpha1.ClusterGroupUpgradeStatus, gen int64, kind string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: kind, Status: status, Reason: reason,
+		Message: rollout.Truncate(message, ranv1alpha1.MessageLimit), ObservedGeneration: gen})
+}
+
+// emitEvents marks the ClusterGroupUpgrade's own transitions, once: they are read from the
+// status before and after the write that recorded them.
+func (r *ClusterGroupUpgradeReconciler) emitEvents(s *scope) {
+	before, after := s.before, s.cgu.Status
+	for _, kind := range []string{ranv1alpha1.ConditionClustersSelected, ranv1alpha1.ConditionValidated} {
+		if c := turnedFalse(before.Conditions, after.Conditions, kind); c != nil {
+			r.event(s, corev1.EventTypeWarning, EventValidationFailed, "%s: %s", c.Reason, c.Message)
+		}
+	}
+	if before.StartedAt == nil && after.StartedAt != nil {
+		r.event(s, corev1.EventTypeNormal, EventRolloutStarted, "Rollout started: %d clusters in %d batches",
+			after.Counts.Total, len(s.plan.Batches))
+	}
+	if before.State == after.State {
+		return
+	}
+	switch after.State {
+	case ranv1alpha1.StateCompleted:
+		r.event(s, corev1.EventTypeNormal, EventRolloutCompleted, "%s", after.Message)
+	case ranv1alpha1.StateTimedOut:
+		r.event(s, corev1.EventTypeWarning, EventRolloutTimedOut, "%s", after.Message)
+	}
+}
+
+// turnedFalse returns the condition of the given type when it is False now and was not,
+// or was False for another reason.
+func turnedFalse(before, after []metav1.Condition, kind string) *metav1.Condition {
+	c := meta.FindStatusCondition(after, kind)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return nil
+	}
+	if old := meta.FindStatusCondition(before, kind); old != nil && old.Status == c.Status && old.Reason == c.Reason {
+		return nil
+	}
+	return c
+}
+
+// recordEvents marks the transitions one record write carried: its batch starting or
+// ending (on the batch's first part), and each of its clusters completing or timing out.
+func (r *ClusterGroupUpgradeReconciler) recordEvents(s *scope, b *ranv1alpha1.ClusterGroupUpgradeBatch, old ranv1alpha1.ClusterGroupUpgradeBatchStatus) {
+	st := b.Status
+	batches := len(s.plan.Batches)
+	if b.Spec.Part == 0 && old.StartedAt == nil && st.StartedAt != nil {
+		r.relatedEvent(s, b, corev1.EventTypeNormal, EventBatchStarted, "Batch %d of %d started with %d clusters",
+			b.Spec.Index, batches, len(s.plan.Batches[b.Spec.Index-1].Clusters))
+	}
+	r.clusterEvents(s, st, old)
+	if old.FinishedAt != nil || st.FinishedAt == nil || b.Spec.Part != 0 {
+		return
+	}
+	late := s.batchTimedOut(b.Spec.Index)
+	outcome, kind, reason, how := metrics.OutcomeCompleted, corev1.EventTypeNormal, EventBatchCompleted, "completed"
+	if late > 0 {
+		outcome, kind, reason, how = metrics.OutcomeTimedOut, corev1.EventTypeWarning, EventBatchTimedOut, fmt.Sprintf("timed out with %d clusters not done", late)
+	}
+	r.relatedEvent(s, b, kind, reason, "Batch %d of %d %s", b.Spec.Index, batches, how)
+	if st.StartedAt != nil {
+		r.Metrics.BatchEnded(outcome, st.FinishedAt.Sub(st.StartedAt.Time))
+	}
+}
+
+// clusterEvents marks each cluster of a record that completed or timed out.
+func (r *ClusterGroupUpgradeReconciler) clusterEvents(s *scope, st, old ranv1alpha1.ClusterGroupUpgradeBatchStatus) {
+	was := map[string]ranv1alpha1.ClusterState{}
+	for _, c := range old.Clusters {
+		was[c.Name] = c.State
+	}
+	for _, c := range st.Clusters {
+		if was[c.Name] == c.State {
+			continue
+		}
+		switch c.State {
+		case ranv1alpha1.ClusterCompleted:
+			r.relatedEvent(s, managedCluster(c.Name), corev1.EventTypeNormal, EventClusterCompleted, "Cluster %s completed", c.Name)
+		case ranv1alpha1.ClusterTimedOut:
+			r.relatedEvent(s, managedCluster(c.Name), corev1.EventTypeWarning, EventClusterTimedOut, "Cluster %s timed out on policy %s", c.Name, c.CurrentPolicy)
+		default:
+			continue
+		}
+		if st.StartedAt != nil && c.Since != nil {
+			r.Metrics.ClusterEnded(c.State, c.Since.Sub(st.StartedAt.Time))
+		}
+	}
+}
+
+// batchTimedOut counts the timed-out clusters of an ended batch (1-based index).
+func (s *scope) batchTimedOut(index int) int {
+	for _, e := range s.decision.Ended {
+		if e.Index+1 != index {
+			continue
+		}
+		n := 0
+		for _, c := range e.Clusters {
+			if c.State == ranv1alpha1.ClusterTimedOut {
+				n++
+			}
+		}
+		return n
+	}
+	return 0
+}
+
+// failed reports an error of a phase that writes to the hub; a conflict with a newer
+// version of an object is only retried.
+func (r *ClusterGroupUpgradeReconciler) failed(s *scope, err error) {
+	if s.decided && !apierrors.IsConflict(err) {
+		r.event(s, corev1.EventTypeWarning, EventRemediationError, "%s", rollout.Truncate(err.Error(), ranv1alpha1.MessageLimit))
+	}
+}
+
+func (r *ClusterGroupUpgradeReconciler) event(s *scope, kind, reason, note string, args ...any) {
+	r.Recorder.Eventf(s.cgu, nil, kind, reason, eventAction, note, args...)
+}
+
+// relatedEvent records an event about the ClusterGroupUpgrade and a related object (a
+// batch record, a ManagedCluster). The related object also keeps events of the same reason
+// apart: the events library folds events with the same regarding and related objects and
+// reason into one series, whatever their notes.
+func (r *ClusterGroupUpgradeReconciler) relatedEvent(s *scope, related runtime.Object, kind, reason, note string, args ...any) {
+	r.Recorder.Eventf(s.cgu, related, kind, reason, eventAction, note, args...)
+}
+
+func managedCluster(name string) *metav1.PartialObjectMetadata {
+	mc := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	mc.SetGroupVersionKind(clusteractions.ManagedClusterGVK)
+	return mc
+}

@@ -1,0 +1,190 @@
+package controllers
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
+)
+
+// Field indexes: the watches map an event to the ClusterGroupUpgrades it concerns through
+// these, never by listing every ClusterGroupUpgrade.
+const (
+	// policyNameIndex indexes root policies by name (managed policies are named without
+	// their namespace).
+	policyNameIndex = "metadata.name"
+	// managedPolicyIndex indexes ClusterGroupUpgrades by the names of their managed
+	// policies.
+	managedPolicyIndex = "spec.managedPolicies"
+	// blockerIndex indexes ClusterGroupUpgrades by "namespace/name" of each blocking CGU.
+	blockerIndex = "spec.blockingCRs"
+	// clusterIndex indexes ClusterGroupUpgrades that have not started by the clusters they
+	// name, and by selectorKey when labels select their clusters.
+	clusterIndex = "selection.clusters"
+	// placementIndex indexes ClusterGroupUpgrades by their spec.placementRef.
+	placementIndex = "spec.placementRef"
+)
+
+// selectorKey is the clusterIndex value of ClusterGroupUpgrades whose selection depends on
+// cluster labels.
+const selectorKey = "*labels"
+
+// SetupWithManager registers the controller, its indexes and its watches.
+func (r *ClusterGroupUpgradeReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := r.index(ctx, mgr); err != nil {
+		return err
+	}
+	managedCluster := &metav1.PartialObjectMetadata{}
+	managedCluster.SetGroupVersionKind(clusteractions.ManagedClusterGVK)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("clustergroupupgrade").
+		For(&ranv1alpha1.ClusterGroupUpgrade{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Owns(&ranv1alpha1.ClusterGroupUpgradeBatch{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&ranv1alpha1.ClusterGroupUpgrade{}, handler.EnqueueRequestsFromMapFunc(r.blockedBy),
+			builder.WithPredicates(stateChanged{})).
+		Watches(&policyv1.Policy{}, handler.EnqueueRequestsFromMapFunc(r.usingPolicy),
+			builder.WithPredicates(policyChanged{})).
+		WatchesMetadata(managedCluster, handler.EnqueueRequestsFromMapFunc(r.selectingCluster),
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete{}))).
+		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.usingPlacement)).
+		Complete(r)
+}
+
+func (r *ClusterGroupUpgradeReconciler) index(ctx context.Context, mgr ctrl.Manager) error {
+	indexer := mgr.GetFieldIndexer()
+	if err := indexer.IndexField(ctx, &policyv1.Policy{}, policyNameIndex, func(o client.Object) []string {
+		return []string{o.GetName()}
+	}); err != nil {
+		return err
+	}
+	cguIndexes := map[string]func(*ranv1alpha1.ClusterGroupUpgrade) []string{
+		managedPolicyIndex: func(c *ranv1alpha1.ClusterGroupUpgrade) []string { return c.Spec.ManagedPolicies },
+		blockerIndex: func(c *ranv1alpha1.ClusterGroupUpgrade) []string {
+			var out []string
+			for _, b := range blockingRefs(c) {
+				out = append(out, b.String())
+			}
+			return out
+		},
+		clusterIndex: selectionKeys,
+		placementIndex: func(c *ranv1alpha1.ClusterGroupUpgrade) []string {
+			if c.Spec.PlacementRef == nil {
+				return nil
+			}
+			return []string{c.Namespace + "/" + c.Spec.PlacementRef.Name}
+		},
+	}
+	for name, f := range cguIndexes {
+		if err := indexer.IndexField(ctx, &ranv1alpha1.ClusterGroupUpgrade{}, name, func(o client.Object) []string {
+			return f(o.(*ranv1alpha1.ClusterGroupUpgrade))
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectionKeys are the clusterIndex values of a ClusterGroupUpgrade: none once started
+// (its plan is frozen), the named clusters, and selectorKey when labels select clusters.
+func selectionKeys(c *ranv1alpha1.ClusterGroupUpgrade) []string {
+	if c.Status.StartedAt != nil {
+		return nil
+	}
+	keys := append([]string(nil), c.Spec.Clusters...)
+	if len(c.Spec.ClusterSelector) > 0 || len(c.Spec.ClusterLabelSelectors) > 0 {
+		keys = append(keys, selectorKey)
+	}
+	return keys
+}
+
+func (r *ClusterGroupUpgradeReconciler) lookup(ctx context.Context, index string, values ...string) []reconcile.Request {
+	var out []reconcile.Request
+	seen := map[types.NamespacedName]bool{}
+	for _, v := range values {
+		var list ranv1alpha1.ClusterGroupUpgradeList
+		if err := r.Client.List(ctx, &list, client.MatchingFields{index: v}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing ClusterGroupUpgrades by index", "index", index)
+			continue
+		}
+		for _, c := range list.Items {
+			key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, reconcile.Request{NamespacedName: key})
+			}
+		}
+	}
+	return out
+}
+
+func (r *ClusterGroupUpgradeReconciler) blockedBy(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.lookup(ctx, blockerIndex, o.GetNamespace()+"/"+o.GetName())
+}
+
+func (r *ClusterGroupUpgradeReconciler) usingPolicy(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.lookup(ctx, managedPolicyIndex, o.GetName())
+}
+
+func (r *ClusterGroupUpgradeReconciler) selectingCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.lookup(ctx, clusterIndex, o.GetName(), selectorKey)
+}
+
+func (r *ClusterGroupUpgradeReconciler) usingPlacement(ctx context.Context, o client.Object) []reconcile.Request {
+	placement := o.GetLabels()[clusterv1beta1.PlacementLabel]
+	if placement == "" {
+		return nil
+	}
+	return r.lookup(ctx, placementIndex, o.GetNamespace()+"/"+placement)
+}
+
+// stateChanged passes ClusterGroupUpgrades whose state changed, for those they block.
+type stateChanged struct{ predicate.Funcs }
+
+func (stateChanged) Update(e event.UpdateEvent) bool {
+	old, okOld := e.ObjectOld.(*ranv1alpha1.ClusterGroupUpgrade)
+	cur, okNew := e.ObjectNew.(*ranv1alpha1.ClusterGroupUpgrade)
+	return !okOld || !okNew || old.Status.State != cur.Status.State
+}
+
+func (stateChanged) Create(event.CreateEvent) bool   { return true }
+func (stateChanged) Delete(event.DeleteEvent) bool   { return true }
+func (stateChanged) Generic(event.GenericEvent) bool { return false }
+
+// policyChanged passes root policies whose spec, annotations or compliance changed.
+type policyChanged struct{ predicate.Funcs }
+
+func (policyChanged) Update(e event.UpdateEvent) bool {
+	old, okOld := e.ObjectOld.(*policyv1.Policy)
+	cur, okNew := e.ObjectNew.(*policyv1.Policy)
+	if !okOld || !okNew {
+		return true
+	}
+	return old.Generation != cur.Generation || !equality.Semantic.DeepEqual(old.Annotations, cur.Annotations) ||
+		!equality.Semantic.DeepEqual(old.Status.Status, cur.Status.Status)
+}
+
+func (policyChanged) Create(event.CreateEvent) bool   { return true }
+func (policyChanged) Delete(event.DeleteEvent) bool   { return true }
+func (policyChanged) Generic(event.GenericEvent) bool { return false }
+
+// createOrDelete passes creations and deletions only.
+type createOrDelete struct{ predicate.Funcs }
+
+func (createOrDelete) Create(event.CreateEvent) bool   { return true }
+func (createOrDelete) Delete(event.DeleteEvent) bool   { return true }
+func (createOrDelete) Update(event.UpdateEvent) bool   { return false }
+func (createOrDelete) Generic(event.GenericEvent) bool { return false }

@@ -1,0 +1,234 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/gomega"
+	configv1 "github.com/openshift/api/config/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/tests/sim"
+	"github.com/cgu-operator/cgu-operator/tests/world"
+)
+
+const (
+	policyNS = "policies"
+	// from and to are the versions the fleets upgrade between.
+	from, to = "4.16.10", "4.16.12"
+	// settle bounds how long the hub takes to carry a change through the operator, the
+	// propagator and the simulated spokes.
+	settle = 60 * time.Second
+)
+
+// joinFleet adds n clusters named <label>-1..n, labelled fleet=<label>, each with a
+// simulated spoke on version from; it returns their names.
+func joinFleet(ctx context.Context, label string, n int) []string {
+	names := make([]string, n)
+	clusters := make([]world.Cluster, n)
+	specs := make([]sim.SpokeSpec, n)
+	for i := range n {
+		names[i] = fmt.Sprintf("%s-%d", label, i+1)
+		clusters[i] = world.Cluster{Name: names[i], Labels: map[string]string{"fleet": label}}
+		specs[i] = sim.SpokeSpec{Name: names[i], Version: from, Channel: "stable-4.16"}
+	}
+	ExpectWithOffset(1, hub.AddClusters(ctx, clusters...)).To(Succeed())
+	ExpectWithOffset(1, simulator.AddSpokes(specs...)).To(Succeed())
+	return names
+}
+
+// placeUpgradePolicy creates the inform policy <label>-upgrade, upgrading to version to,
+// placed on the fleet label, and waits until every cluster of the fleet reports on it.
+func placeUpgradePolicy(ctx context.Context, label string, clusters int) *policyv1.Policy {
+	p := world.UpgradePolicy(policyNS, label+"-upgrade", to, policyv1.Inform)
+	ExpectWithOffset(1, hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": label}})).To(Succeed())
+	EventuallyWithOffset(1, rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveLen(clusters))
+	return p
+}
+
+// rootCompliance returns each cluster's compliance as the root policy's status shows it.
+func rootCompliance(ctx context.Context, name string) func(Gomega) map[string]policyv1.ComplianceState {
+	return func(g Gomega) map[string]policyv1.ComplianceState {
+		out, err := hub.Compliance(ctx, policyNS, name)
+		g.Expect(err).NotTo(HaveOccurred())
+		return out
+	}
+}
+
+// upgradeSpec is the spec of a CGU over clusters and policies, not enabled.
+func newCGU(namespace, name string, clusters []string, maxConcurrency int, policyNames ...string) *ranv1alpha1.ClusterGroupUpgrade {
+	return &ranv1alpha1.ClusterGroupUpgrade{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+			Clusters: clusters, ManagedPolicies: policyNames, Enable: ptr.To(false),
+			RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: maxConcurrency, Timeout: 240},
+		},
+	}
+}
+
+// create creates the CGU's namespace if needed, then the CGU.
+func create(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cgu.Namespace}}
+	if err := hub.Client.Create(ctx, ns); err != nil {
+		ExpectWithOffset(1, client.IgnoreAlreadyExists(err)).To(Succeed())
+	}
+	ExpectWithOffset(1, hub.Client.Create(ctx, cgu)).To(Succeed())
+}
+
+// get returns the CGU as stored.
+func get(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) *ranv1alpha1.ClusterGroupUpgrade {
+	return func(g Gomega) *ranv1alpha1.ClusterGroupUpgrade {
+		out := &ranv1alpha1.ClusterGroupUpgrade{}
+		g.Expect(hub.Client.Get(ctx, client.ObjectKeyFromObject(cgu), out)).To(Succeed())
+		return out
+	}
+}
+
+// state returns the CGU's state.
+func state(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) ranv1alpha1.UpgradeState {
+	return func(g Gomega) ranv1alpha1.UpgradeState { return get(ctx, cgu)(g).Status.State }
+}
+
+// condition returns one of the CGU's conditions, nil when absent.
+func condition(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, kind string) func(Gomega) *metav1.Condition {
+	return func(g Gomega) *metav1.Condition {
+		for _, c := range get(ctx, cgu)(g).Status.Conditions {
+			if c.Type == kind {
+				return &c
+			}
+		}
+		return nil
+	}
+}
+
+// update changes the stored CGU with f, retrying on conflicts.
+func update(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, f func(*ranv1alpha1.ClusterGroupUpgrade)) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		cur := get(ctx, cgu)(g)
+		f(cur)
+		g.Expect(hub.Client.Update(ctx, cur)).To(Succeed())
+	}).Should(Succeed())
+}
+
+func enable(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
+	update(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Enable = ptr.To(true) })
+}
+
+var pokes int
+
+// advance moves the operator's clock and makes it look at the CGUs again, as the timers it
+// asked for would on a real clock.
+func advance(ctx context.Context, d time.Duration, cgus ...*ranv1alpha1.ClusterGroupUpgrade) {
+	clock.Step(d)
+	for _, cgu := range cgus {
+		pokes++
+		update(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) {
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations["test.cgu-operator.io/poke"] = strconv.Itoa(pokes)
+		})
+	}
+}
+
+// version returns the version a simulated cluster runs: the latest Completed in its
+// ClusterVersion history.
+func version(name string) func(Gomega) string {
+	return func(g Gomega) string {
+		cv, err := simulator.ClusterVersion(name)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, h := range cv.Status.History {
+			if h.State == configv1.CompletedUpdate {
+				return h.Version
+			}
+		}
+		return ""
+	}
+}
+
+// desired returns a simulated cluster's spec.desiredUpdate version, "" when unset.
+func desired(name string) func(Gomega) string {
+	return func(g Gomega) string {
+		v, err := simulator.DesiredVersion(name)
+		g.Expect(err).NotTo(HaveOccurred())
+		return v
+	}
+}
+
+// events counts the events regarding the CGU by reason.
+func events(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) map[string]int {
+	return func(g Gomega) map[string]int {
+		var list eventsv1.EventList
+		g.Expect(hub.Client.List(ctx, &list, client.InNamespace(cgu.Namespace))).To(Succeed())
+		out := map[string]int{}
+		for _, e := range list.Items {
+			if e.Regarding.Name == cgu.Name && e.Regarding.Kind == "ClusterGroupUpgrade" {
+				n := 1
+				if e.Series != nil {
+					n = int(e.Series.Count)
+				}
+				out[e.Reason] += n
+			}
+		}
+		return out
+	}
+}
+
+// leftovers counts the governance objects made for the CGU, in every namespace: root
+// policies, Placements and PlacementBindings.
+func leftovers(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) int {
+	return func(g Gomega) int {
+		selector := client.MatchingLabels(policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}.Labels())
+		n := 0
+		var ps policyv1.PolicyList
+		g.Expect(hub.Client.List(ctx, &ps, selector)).To(Succeed())
+		for _, p := range ps.Items {
+			if p.Labels[sim.RootPolicyLabel] == "" { // replicas go with their root
+				n++
+			}
+		}
+		var pls clusterv1beta1.PlacementList
+		g.Expect(hub.Client.List(ctx, &pls, selector)).To(Succeed())
+		n += len(pls.Items)
+		var pbs policyv1.PlacementBindingList
+		g.Expect(hub.Client.List(ctx, &pbs, selector)).To(Succeed())
+		return n + len(pbs.Items)
+	}
+}
+
+// enforcedOn returns the clusters a managed policy of the CGU is enforced on: those whose
+// replicated policy, of the original (Override) or of the CGU's copy (Copy), is enforce.
+func enforcedOn(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, policy string) func(Gomega) []string {
+	roots := []string{policyNS + "." + policy, cgu.Namespace + "." + names.PolicyCopy(cgu.Namespace, cgu.Name, policy)}
+	return func(g Gomega) []string {
+		var list policyv1.PolicyList
+		g.Expect(hub.Client.List(ctx, &list, client.HasLabels{sim.RootPolicyLabel})).To(Succeed())
+		out := []string{}
+		for _, p := range list.Items {
+			// The propagator writes "enforce" for a binding override, a copy carries "Enforce".
+			if strings.EqualFold(string(p.Spec.RemediationAction), string(policyv1.Enforce)) && slices.Contains(roots, p.Labels[sim.RootPolicyLabel]) {
+				out = append(out, p.Namespace)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+}
+
+func keyOf(o client.Object) client.ObjectKey { return client.ObjectKeyFromObject(o) }
+
+// enableOnCreate makes a CGU start as soon as it is created.
+func enableOnCreate(cgu *ranv1alpha1.ClusterGroupUpgrade) { cgu.Spec.Enable = ptr.To(true) }

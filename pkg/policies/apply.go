@@ -1,0 +1,251 @@
+package policies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/hubtemplate"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
+)
+
+// GlobalClusterSet is the cluster set holding every managed cluster; Copy mode binds it to
+// the ClusterGroupUpgrade's namespace when that namespace has no binding, so that the
+// copies' Placements can select clusters.
+const GlobalClusterSet = "global"
+
+// Enforcement is what a rollout enforces now: for each managed policy, in order, the
+// clusters working on it.
+type Enforcement struct {
+	// Upgrade owns the objects; those in its namespace get an owner reference too.
+	Upgrade *ranv1alpha1.ClusterGroupUpgrade
+	Mode    ranv1alpha1.EnforcementMode
+	// Policies are the managed root policies, in order.
+	Policies []*policyv1.Policy
+	// Clusters holds, for each policy by index, the clusters to enforce it on; a policy
+	// without clusters keeps its objects, bound to no cluster.
+	Clusters map[int][]string
+}
+
+// Writer writes and deletes a rollout's governance objects.
+type Writer struct {
+	Client client.Client
+	// Reader reads what the cache does not hold (ConfigMaps).
+	Reader client.Reader
+	Scheme *runtime.Scheme
+}
+
+// Apply makes the hub enforce e: in Copy mode an enforce copy of each policy in the
+// upgrade's namespace (with the ConfigMaps its hub templates read), and for each policy a
+// Placement selecting exactly its clusters with a PlacementBinding; in Override mode the
+// Placement and a restricted, enforcing PlacementBinding of the original policy, in the
+// policy's namespace. Objects are created or updated; an unchanged object is not written.
+func (w Writer) Apply(ctx context.Context, e Enforcement) error {
+	owner := Owner{Namespace: e.Upgrade.Namespace, Name: e.Upgrade.Name}
+	if e.Mode != ranv1alpha1.EnforcementOverride {
+		if err := w.ensureClusterSetBinding(ctx, owner.Namespace); err != nil {
+			return err
+		}
+	}
+	for i, parent := range e.Policies {
+		if err := w.applyPolicy(ctx, e, owner, parent, e.Clusters[i]); err != nil {
+			return fmt.Errorf("policy %s/%s: %w", parent.Namespace, parent.Name, err)
+		}
+	}
+	return nil
+}
+
+func (w Writer) applyPolicy(ctx context.Context, e Enforcement, owner Owner, parent *policyv1.Policy, clusters []string) error {
+	name := names.Placement(owner.Namespace, owner.Name, parent.Name)
+	namespace, subject, override := owner.Namespace, "", e.Mode == ranv1alpha1.EnforcementOverride
+	if override {
+		namespace, subject = parent.Namespace, parent.Name
+	} else {
+		cp, err := w.applyCopy(ctx, e.Upgrade, owner, parent)
+		if err != nil {
+			return err
+		}
+		subject = cp.Name
+	}
+	placement := ExactPlacement(namespace, name, clusters, owner.Labels())
+	if err := w.ensure(ctx, e.Upgrade, &clusterv1beta1.Placement{}, placement, func(existing, desired client.Object) {
+		existing.(*clusterv1beta1.Placement).Spec = desired.(*clusterv1beta1.Placement).Spec
+	}); err != nil {
+		return fmt.Errorf("placement %s/%s: %w", namespace, name, err)
+	}
+	binding := Binding(namespace, name, name, subject, override, owner.Labels())
+	if err := w.ensure(ctx, e.Upgrade, &policyv1.PlacementBinding{}, binding, func(existing, desired client.Object) {
+		x, d := existing.(*policyv1.PlacementBinding), desired.(*policyv1.PlacementBinding)
+		x.PlacementRef, x.Subjects, x.BindingOverrides, x.SubFilter = d.PlacementRef, d.Subjects, d.BindingOverrides, d.SubFilter
+	}); err != nil {
+		return fmt.Errorf("placement binding %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
+func (w Writer) applyCopy(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade, owner Owner, parent *policyv1.Policy) (*policyv1.Policy, error) {
+	cp, err := EnforceCopy(parent, owner)
+	if err != nil {
+		return nil, err
+	}
+	var templates [][]byte
+	for i, t := range cp.Spec.PolicyTemplates {
+		raw := hubtemplate.Rewrite(t.ObjectDefinition.Raw, parent.Namespace, owner.Namespace)
+		cp.Spec.PolicyTemplates[i].ObjectDefinition.Raw = raw
+		templates = append(templates, raw)
+	}
+	for _, name := range hubtemplate.Analyze(parent.Namespace, templates).ConfigMaps {
+		if err := w.copyConfigMap(ctx, upgrade, owner, parent.Namespace, name); err != nil {
+			return nil, err
+		}
+	}
+	err = w.ensure(ctx, upgrade, &policyv1.Policy{}, cp, func(existing, desired client.Object) {
+		existing.(*policyv1.Policy).Spec = desired.(*policyv1.Policy).Spec
+	})
+	if err != nil {
+		return nil, fmt.Errorf("enforce copy %s/%s: %w", cp.Namespace, cp.Name, err)
+	}
+	return cp, nil
+}
+
+// copyConfigMap copies a ConfigMap a hub template reads into the copy's namespace, under the
+// same name. It refuses to overwrite a ConfigMap the operator did not make.
+func (w Writer) copyConfigMap(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade, owner Owner, from, name string) error {
+	src := &corev1.ConfigMap{}
+	if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: from, Name: name}, src); err != nil {
+		return fmt.Errorf("reading ConfigMap %s/%s for a hub template: %w", from, name, err)
+	}
+	dst := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: name, Labels: owner.Labels()},
+		Data: src.Data, BinaryData: src.BinaryData}
+	existing := &corev1.ConfigMap{}
+	err := w.Reader.Get(ctx, client.ObjectKeyFromObject(dst), existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := controllerutil.SetOwnerReference(upgrade, dst, w.Scheme); err != nil {
+			return err
+		}
+		return w.Client.Create(ctx, dst)
+	case err != nil:
+		return err
+	case !Owned(existing.Labels, owner):
+		return fmt.Errorf("ConfigMap %s/%s exists and was not copied by this ClusterGroupUpgrade", dst.Namespace, dst.Name)
+	case maps.Equal(existing.Data, dst.Data) && maps.EqualFunc(existing.BinaryData, dst.BinaryData, bytesEqual):
+		return nil
+	}
+	existing.Data, existing.BinaryData = dst.Data, dst.BinaryData
+	return w.Client.Update(ctx, existing)
+}
+
+func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
+
+// Owned reports whether labels mark an object as made for owner.
+func Owned(labels map[string]string, owner Owner) bool {
+	for k, v := range owner.Labels() {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// ensure creates desired, or updates the existing object with set when that changes it.
+// Objects in the upgrade's namespace get an owner reference to it.
+func (w Writer) ensure(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade, existing, desired client.Object, set func(existing, desired client.Object)) error {
+	existing.SetNamespace(desired.GetNamespace())
+	existing.SetName(desired.GetName())
+	_, err := controllerutil.CreateOrUpdate(ctx, w.Client, existing, func() error {
+		set(existing, desired)
+		labels := existing.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		maps.Copy(labels, desired.GetLabels())
+		existing.SetLabels(labels)
+		if existing.GetNamespace() == upgrade.Namespace {
+			return controllerutil.SetControllerReference(upgrade, existing, w.Scheme)
+		}
+		return nil
+	})
+	return err
+}
+
+func (w Writer) ensureClusterSetBinding(ctx context.Context, namespace string) error {
+	var bindings clusterv1beta2.ManagedClusterSetBindingList
+	if err := w.Client.List(ctx, &bindings, client.InNamespace(namespace)); err != nil {
+		return fmt.Errorf("listing cluster set bindings in %s: %w", namespace, err)
+	}
+	if len(bindings.Items) > 0 {
+		return nil
+	}
+	err := w.Client.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: GlobalClusterSet, Namespace: namespace,
+			Labels: map[string]string{"app.kubernetes.io/managed-by": "cgu-operator"}},
+		Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: GlobalClusterSet},
+	})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("binding cluster set %s to %s: %w", GlobalClusterSet, namespace, err)
+	}
+	return nil
+}
+
+// Cleanup deletes every governance object made for owner: enforce copies, Placements,
+// PlacementBindings and copied ConfigMaps, in every namespace. It returns how many were
+// still there, so that the caller can wait until none is left.
+func (w Writer) Cleanup(ctx context.Context, owner Owner) (int, error) {
+	selector := client.MatchingLabels(owner.Labels())
+	found := 0
+	var errs []error
+	lists := []client.ObjectList{&policyv1.PlacementBindingList{}, &clusterv1beta1.PlacementList{}, &policyv1.PolicyList{}}
+	for _, list := range lists {
+		if err := w.Client.List(ctx, list, selector); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n, err := w.deleteAll(ctx, list)
+		found += n
+		errs = append(errs, err)
+	}
+	var configMaps corev1.ConfigMapList
+	if err := w.Reader.List(ctx, &configMaps, client.InNamespace(owner.Namespace), selector); err != nil {
+		errs = append(errs, err)
+	} else {
+		n, err := w.deleteAll(ctx, &configMaps)
+		found += n
+		errs = append(errs, err)
+	}
+	return found, errors.Join(errs...)
+}
+
+func (w Writer) deleteAll(ctx context.Context, list client.ObjectList) (int, error) {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, item := range items {
+		o, ok := item.(client.Object)
+		if !ok {
+			continue
+		}
+		if err := w.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err))
+		}
+	}
+	return len(items), errors.Join(errs...)
+}
