@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	configv1 "github.com/openshift/api/config/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
@@ -63,6 +64,11 @@ var _ = Describe("A rollout", func() {
 			}))
 			Consistently(events(ctx, cgu)).WithTimeout(2 * time.Second).Should(HaveKeyWithValue("RolloutCompleted", 1))
 
+			By("the metrics count it")
+			Expect(metricValue("cgu_operator_upgrades", "state", "Completed")).To(BeNumerically(">=", 1))
+			Expect(metricValue("cgu_operator_batch_duration_seconds", "outcome", "completed")).To(BeNumerically(">=", 5))
+			Expect(metricValue("cgu_operator_cluster_duration_seconds", "outcome", "completed")).To(BeNumerically(">=", 7))
+
 			By("the batch records keep each cluster's outcome")
 			var records ranv1alpha1.ClusterGroupUpgradeBatchList
 			Expect(hub.Client.List(ctx, &records, client.InNamespace(cgu.Namespace))).To(Succeed())
@@ -92,4 +98,28 @@ func historyOf(name string) configv1.UpdateHistory {
 	}
 	Fail("no completed update to " + to + " on " + name)
 	return configv1.UpdateHistory{}
+}
+
+// metricValue reads a gauge's value, or a histogram's sample count, from controller-runtime's
+// registry, for the series with the given label.
+func metricValue(name, label, value string) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					if h := m.GetHistogram(); h != nil {
+						return float64(h.GetSampleCount())
+					}
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	Fail("no metric " + name + " with " + label + "=" + value)
+	return 0
 }
