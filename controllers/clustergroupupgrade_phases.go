@@ -321,6 +321,9 @@ func (r *ClusterGroupUpgradeReconciler) resolvePolicies(ctx context.Context, s *
 		}
 		for i := range list.Items {
 			p := &list.Items[i]
+			if p.Labels[policies.LabelParentPolicy] != "" {
+				continue // an enforce copy of another rollout, never a managed policy
+			}
 			byKey[p.Namespace+"/"+p.Name] = p
 			candidates = append(candidates, validatePolicy(p))
 		}

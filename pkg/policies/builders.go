@@ -57,7 +57,11 @@ func EnforceCopy(parent *policyv1.Policy, owner Owner) (*policyv1.Policy, error)
 	}
 	cp.Spec.RemediationAction = policyv1.Enforce
 	cp.Spec.Disabled = false
+	// A dependency without a namespace means the policy's own namespace: the copy lives in
+	// another one, so it names the parent's explicitly.
+	pinNamespaces(cp.Spec.Dependencies, parent.Namespace)
 	for i, t := range cp.Spec.PolicyTemplates {
+		pinNamespaces(t.ExtraDependencies, parent.Namespace)
 		raw, err := enforceTemplate(t.ObjectDefinition.Raw, owner.Name)
 		if err != nil {
 			return nil, fmt.Errorf("policy %s/%s, policy-templates[%d]: %w", parent.Namespace, parent.Name, i, err)
@@ -65,6 +69,14 @@ func EnforceCopy(parent *policyv1.Policy, owner Owner) (*policyv1.Policy, error)
 		cp.Spec.PolicyTemplates[i].ObjectDefinition.Raw = raw
 	}
 	return cp, nil
+}
+
+func pinNamespaces(deps []policyv1.PolicyDependency, namespace string) {
+	for i := range deps {
+		if deps[i].Namespace == "" && deps[i].Kind == policyv1.Kind {
+			deps[i].Namespace = namespace
+		}
+	}
 }
 
 // enforceTemplate renames a policy template and sets its remediationAction to enforce.

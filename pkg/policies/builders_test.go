@@ -117,3 +117,23 @@ func TestBinding(t *testing.T) {
 		t.Fatalf("override binding %+v", override)
 	}
 }
+
+func TestEnforceCopyPinsDependencyNamespaces(t *testing.T) {
+	parent := parentPolicy()
+	dep := func(ns string) policyv1.PolicyDependency {
+		return policyv1.PolicyDependency{TypeMeta: metav1.TypeMeta{Kind: policyv1.Kind, APIVersion: policyv1.GroupVersion.String()},
+			Name: "operators-ready", Namespace: ns, Compliance: policyv1.Compliant}
+	}
+	parent.Spec.Dependencies = []policyv1.PolicyDependency{dep(""), dep("elsewhere")}
+	parent.Spec.PolicyTemplates[0].ExtraDependencies = []policyv1.PolicyDependency{dep("")}
+	cp, err := EnforceCopy(parent, Owner{Namespace: "ztp-install", Name: "cgu-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{cp.Spec.Dependencies[0].Namespace, cp.Spec.Dependencies[1].Namespace, cp.Spec.PolicyTemplates[0].ExtraDependencies[0].Namespace}; got[0] != "ztp-group" || got[1] != "elsewhere" || got[2] != "ztp-group" {
+		t.Fatalf("copy dependency namespaces %v, want the parent's where none was given", got)
+	}
+	if parent.Spec.Dependencies[0].Namespace != "" || parent.Spec.PolicyTemplates[0].ExtraDependencies[0].Namespace != "" {
+		t.Fatal("the parent was modified")
+	}
+}
