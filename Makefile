@@ -38,6 +38,25 @@ help: ## Show this help.
 		/^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2 } \
 		/^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
+##@ Demo
+
+# The demo's knobs (see docs/tutorial.md): fleet size, batch size, how long a simulated
+# upgrade takes, a cluster that never finishes (to show a batch timeout), the rollout's
+# timeout in minutes (0 keeps the sample's), and KEEP=1 to leave the hub running.
+CLUSTERS ?= 12
+MAX_CONCURRENCY ?= 4
+UPGRADE_DURATION ?= 8s
+STALL ?=
+TIMEOUT ?= 0
+KEEP ?= 0
+
+.PHONY: demo
+demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1).
+	go build -o $(LOCALBIN)/cgu-demo ./cmd/cgu-demo
+	$(LOCALBIN)/cgu-demo --clusters=$(CLUSTERS) --max-concurrency=$(MAX_CONCURRENCY) \
+		--upgrade-duration=$(UPGRADE_DURATION) --stall=$(STALL) --timeout=$(TIMEOUT) \
+		$(if $(filter 1 true yes,$(KEEP)),--keep)
+
 ##@ Development
 
 .PHONY: generate
@@ -91,6 +110,10 @@ $(ETCD): hack/envtest/etcd/go.mod hack/envtest/etcd/go.sum hack/envtest/etcd/mai
 .PHONY: build
 build: ## Build the manager into bin/manager.
 	go build -o $(LOCALBIN)/manager ./cmd/manager
+
+.PHONY: plugin
+plugin: ## Build the kubectl/oc plugin into bin/kubectl-cgu (put bin/ on PATH for `kubectl cgu`).
+	go build -o $(LOCALBIN)/kubectl-cgu ./cmd/kubectl-cgu
 
 .PHONY: run
 run: ## Run the manager against the cluster in $KUBECONFIG (no leader election, plain-HTTP metrics).

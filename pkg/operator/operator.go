@@ -106,7 +106,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       &shutdown,
-		Controller:                    ctrlconfig.Controller{MaxConcurrentReconciles: opts.Workers},
+		Controller:                    ctrlconfig.Controller{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &opts.SkipNameValidation},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

@@ -34,6 +34,10 @@ type Options struct {
 	// Clock tells the controllers the time; nil is the real clock. Tests and the demo
 	// inject theirs; there is no flag.
 	Clock clock.PassiveClock
+	// SkipNameValidation lets one process build more than one manager (controller-runtime
+	// refuses two controllers of the same name in a process, for their metrics); only the
+	// tests of the demo do. There is no flag.
+	SkipNameValidation bool
 }
 
 // DefaultOptions returns the production defaults.

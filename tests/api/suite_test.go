@@ -31,7 +31,9 @@ func TestAPI(t *testing.T) {
 var _ = BeforeSuite(func() {
 	crds, err := testenv.OperatorCRDs()
 	Expect(err).NotTo(HaveOccurred())
-	env, cfg, err = testenv.Start(crds)
+	hub, err := testenv.HubCRDs() // the demo's samples hold policies and placements
+	Expect(err).NotTo(HaveOccurred())
+	env, cfg, err = testenv.Start(append(hub, crds)...)
 	Expect(err).NotTo(HaveOccurred())
 	k8s, err = client.New(cfg, client.Options{Scheme: operator.NewScheme()})
 	Expect(err).NotTo(HaveOccurred())

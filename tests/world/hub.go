@@ -14,6 +14,8 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -118,4 +120,17 @@ func (h *Hub) Stop() error {
 		h.err = h.env.Stop()
 	})
 	return h.err
+}
+
+// WriteKubeconfig writes a kubeconfig reaching the hub as its cluster admin to path, for
+// kubectl and the plugin.
+func (h *Hub) WriteKubeconfig(path string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["hub"] = &clientcmdapi.Cluster{Server: h.Config.Host, CertificateAuthorityData: h.Config.CAData}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: h.Config.CertData, ClientKeyData: h.Config.KeyData, Token: h.Config.BearerToken,
+	}
+	cfg.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "admin"}
+	cfg.CurrentContext = "hub"
+	return clientcmd.WriteToFile(*cfg, path)
 }

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/operator"
+	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
+	"github.com/cgu-operator/cgu-operator/tests/sim"
+	"github.com/cgu-operator/cgu-operator/tests/world"
+	"github.com/cgu-operator/cgu-operator/tests/world/graphserver"
+)
+
+// The fleet's versions and channel, as the demo manifests expect them.
+const (
+	fromVersion = "4.16.10"
+	toVersion   = "4.16.12"
+	channel     = "stable-4.16"
+)
+
+// demo is a running embedded hub with its fleet and the operator.
+type demo struct {
+	opts    options
+	hub     *world.Hub
+	graph   *graphserver.Server
+	sim     *sim.Simulator
+	cache   cache.Cache
+	cgu     client.ObjectKey
+	logPath string
+	term    *terminal
+	// preview is the plan shown before the start, until the batch records hold it.
+	preview []batchView
+}
+
+func clusterName(i int) string { return fmt.Sprintf("sno-%02d", i) }
+
+func isFleetCluster(name string, clusters int) bool {
+	for i := 1; i <= clusters; i++ {
+		if clusterName(i) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// startDemo starts the hub, the update service, the spokes and the operator, then applies
+// the demo manifests. The returned demo is to be stopped even on error.
+func startDemo(ctx context.Context, opts options, out *terminal) (*demo, error) {
+	logFile, err := os.CreateTemp("", "cgu-demo-*.log")
+	if err != nil {
+		return nil, err
+	}
+	log := zap.New(zap.WriteTo(logFile), zap.UseDevMode(true))
+	ctrl.SetLogger(log)
+	klog.SetLogger(log.WithName("klog")) // the placement controller logs through klog
+	d := &demo{opts: opts, logPath: logFile.Name(), term: out}
+	out.step("Starting the embedded hub: kube-apiserver, etcd, policy propagator, placement controller")
+	if d.hub, err = world.StartHub(ctx, world.Options{Logger: log}); err != nil {
+		return nil, fmt.Errorf("starting the hub (see %s): %w", d.logPath, err)
+	}
+	if err := d.startFleet(ctx, log, out); err != nil {
+		return d, err
+	}
+	out.step("Starting cgu-operator, built by the same operator.New as the production manager")
+	if err := d.startOperator(); err != nil {
+		return d, err
+	}
+	out.step("Applying %s", opts.samples)
+	if err := d.apply(ctx); err != nil {
+		return d, err
+	}
+	return d, d.watch(ctx)
+}
+
+func (d *demo) startFleet(ctx context.Context, log logr.Logger, out *terminal) error {
+	g, err := graphserver.NewGraph(channel).Versions(fromVersion, "4.16.11", toVersion).
+		Chain(fromVersion, "4.16.11", toVersion).Edge(fromVersion, toVersion).Build()
+	if err != nil {
+		return err
+	}
+	if d.graph, err = graphserver.New(map[string]*updategraph.Graph{channel: g}); err != nil {
+		return err
+	}
+	d.sim, err = sim.Start(ctx, d.hub, sim.Options{Logger: log, Updates: sim.GraphUpdates(d.graph.URL(), nil)})
+	if err != nil {
+		return fmt.Errorf("starting the simulated spokes: %w", err)
+	}
+	n := d.opts.clusters
+	out.step("Joining %d simulated single-node OpenShift clusters on %s (upgrades take %s each)", n, fromVersion, d.opts.upgradeDuration)
+	clusters := make([]world.Cluster, n)
+	spokes := make([]sim.SpokeSpec, n)
+	for i := range n {
+		name := clusterName(i + 1)
+		clusters[i] = world.Cluster{Name: name, Labels: map[string]string{"demo": "true", "common": "true"}}
+		spokes[i] = sim.SpokeSpec{Name: name, Version: fromVersion, Channel: channel,
+			Behaviour: sim.Behaviour{Duration: d.opts.upgradeDuration, Stall: name == d.opts.stall}}
+	}
+	if err := d.hub.AddClusters(ctx, clusters...); err != nil {
+		return err
+	}
+	return d.sim.AddSpokes(spokes...)
+}
+
+func (d *demo) startOperator() error {
+	opts := operator.DefaultOptions()
+	opts.LeaderElect, opts.MetricsAddr, opts.ProbeAddr = false, "0", "0"
+	opts.SkipNameValidation = true // the demo's tests play it twice in one process
+	mgr, err := operator.New(d.hub.Config, opts)
+	if err != nil {
+		return fmt.Errorf("building the operator: %w", err)
+	}
+	d.hub.Go(func(ctx context.Context) {
+		if err := mgr.Start(ctx); err != nil {
+			ctrl.Log.Error(err, "The operator stopped")
+		}
+	})
+	return nil
+}
+
+// apply creates the namespaces and every object of the demo manifests; the CGU's spec takes
+// the demo's options.
+func (d *demo) apply(ctx context.Context) error {
+	objs, err := readManifests(d.opts.samples)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if err := d.ensureNamespace(ctx, o.GetNamespace()); err != nil {
+			return err
+		}
+		if o.GetKind() == "ClusterGroupUpgrade" {
+			d.cgu = client.ObjectKeyFromObject(o)
+			if err := d.tune(o); err != nil {
+				return err
+			}
+		}
+		if err := d.hub.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+		}
+	}
+	if d.cgu.Name == "" {
+		return fmt.Errorf("%s holds no ClusterGroupUpgrade", d.opts.samples)
+	}
+	return nil
+}
+
+// tune applies the demo's options to the CGU manifest.
+func (d *demo) tune(o *unstructured.Unstructured) error {
+	if err := unstructured.SetNestedField(o.Object, int64(d.opts.maxConcurrency), "spec", "remediationStrategy", "maxConcurrency"); err != nil {
+		return err
+	}
+	if d.opts.timeout > 0 {
+		return unstructured.SetNestedField(o.Object, int64(d.opts.timeout), "spec", "remediationStrategy", "timeout")
+	}
+	return nil
+}
+
+func (d *demo) ensureNamespace(ctx context.Context, name string) error {
+	if name == "" {
+		return nil
+	}
+	err := d.hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+// readManifests decodes every object of the YAML files of dir, in file name order.
+func readManifests(dir string) ([]*unstructured.Unstructured, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no manifests in %s (run the demo from the repository root)", dir)
+	}
+	slices.Sort(files)
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			var m map[string]any
+			if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			if len(m) > 0 {
+				out = append(out, &unstructured.Unstructured{Object: m})
+			}
+		}
+	}
+	return out, nil
+}
+
+// watch starts a cache of the CGU's namespace, which the display reads.
+func (d *demo) watch(ctx context.Context) error {
+	c, err := cache.New(d.hub.Config, cache.Options{Scheme: d.hub.Scheme,
+		DefaultNamespaces: map[string]cache.Config{d.cgu.Namespace: {}}})
+	if err != nil {
+		return err
+	}
+	for _, o := range []client.Object{&ranv1alpha1.ClusterGroupUpgrade{}, &ranv1alpha1.ClusterGroupUpgradeBatch{}} {
+		if _, err := c.GetInformer(ctx, o); err != nil {
+			return err
+		}
+	}
+	d.hub.Go(func(ctx context.Context) { _ = c.Start(ctx) })
+	if !c.WaitForCacheSync(ctx) {
+		return errors.New("the display's cache did not sync")
+	}
+	d.cache = c
+	return nil
+}
+
+// enable sets spec.enable, as a user would with oc patch.
+func (d *demo) enable(ctx context.Context) error {
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{}
+	if err := d.hub.Client.Get(ctx, d.cgu, cgu); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(cgu.DeepCopy())
+	cgu.Spec.Enable = ptr.To(true)
+	return d.hub.Client.Patch(ctx, cgu, patch)
+}
+
+// keep leaves the hub running for kubectl and the plugin until ctx ends.
+func (d *demo) keep(ctx context.Context, out *terminal) {
+	path := filepath.Join(os.TempDir(), "cgu-demo.kubeconfig")
+	if err := d.hub.WriteKubeconfig(path); err != nil {
+		out.fail("writing the kubeconfig: %v", err)
+		return
+	}
+	out.keep(path, d.cgu)
+	<-ctx.Done()
+}
+
+func (d *demo) stop(out *terminal) {
+	if d.graph != nil {
+		d.graph.Close()
+	}
+	if d.hub != nil {
+		if err := d.hub.Stop(); err != nil {
+			out.fail("stopping the hub: %v", err)
+		}
+	}
+	out.note("Logs of the hub and the operator: %s", d.logPath)
+}

@@ -1,0 +1,99 @@
+// Command cgu-demo shows cgu-operator at work with no cluster at hand: it starts an embedded
+// hub (a real kube-apiserver and etcd with the real policy propagator and placement
+// controller), a fleet of simulated single-node OpenShift spokes, and the operator itself,
+// applies the demo manifests of samples/demo, shows the plan, enables the rollout and draws
+// its progress until it ends. `make demo` runs it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// options are the demo's knobs, each a flag and a make variable.
+type options struct {
+	clusters        int
+	maxConcurrency  int
+	upgradeDuration time.Duration
+	stall           string
+	timeout         int
+	keep            bool
+	samples         string
+	plain           bool
+}
+
+func parseFlags(args []string) (options, error) {
+	o := options{}
+	fs := flag.NewFlagSet("cgu-demo", flag.ContinueOnError)
+	fs.IntVar(&o.clusters, "clusters", 12, "Simulated clusters in the fleet (at least 3; sno-01 and sno-02 are the canaries).")
+	fs.IntVar(&o.maxConcurrency, "max-concurrency", 4, "Clusters per batch after the canaries.")
+	fs.DurationVar(&o.upgradeDuration, "upgrade-duration", 8*time.Second, "How long a simulated cluster takes to upgrade.")
+	fs.StringVar(&o.stall, "stall", "", `A cluster whose upgrade never finishes (for example sno-05), to show a batch timeout.`)
+	fs.IntVar(&o.timeout, "timeout", 0, "The rollout's timeout in minutes (0 keeps the sample's 6).")
+	fs.BoolVar(&o.keep, "keep", false, "Keep the hub running after the rollout and print its KUBECONFIG, until Ctrl-C.")
+	fs.StringVar(&o.samples, "samples", "samples/demo", "Directory of the demo manifests.")
+	fs.BoolVar(&o.plain, "plain", false, "Print plain lines even on a terminal.")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case o.clusters < 3:
+		return o, fmt.Errorf("--clusters must be at least 3, got %d", o.clusters)
+	case o.maxConcurrency < 0:
+		return o, fmt.Errorf("--max-concurrency must not be negative, got %d", o.maxConcurrency)
+	case o.upgradeDuration < 0:
+		return o, fmt.Errorf("--upgrade-duration must not be negative, got %s", o.upgradeDuration)
+	case o.timeout < 0:
+		return o, fmt.Errorf("--timeout must not be negative, got %d", o.timeout)
+	}
+	if o.stall != "" && !isFleetCluster(o.stall, o.clusters) {
+		return o, fmt.Errorf("--stall %q is not one of sno-01 to %s", o.stall, clusterName(o.clusters))
+	}
+	return o, nil
+}
+
+func main() {
+	opts, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cgu-demo:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code := run(ctx, opts, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run plays the demo and returns the exit code: 0 when the rollout completed.
+func run(ctx context.Context, opts options, stdout, stderr io.Writer) int {
+	out := newTerminal(stdout, stderr, opts.plain)
+	d, err := startDemo(ctx, opts, out)
+	if d != nil {
+		defer d.stop(out)
+	}
+	if err != nil {
+		out.fail("%v", err)
+		return 1
+	}
+	result, err := d.play(ctx)
+	if err != nil {
+		out.fail("%v", err)
+		return 1
+	}
+	code := out.summary(result)
+	if opts.keep {
+		d.keep(ctx, out)
+	}
+	return code
+}
