@@ -74,7 +74,7 @@ func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.
 
 	s := newScope(cgu, r.Clock.Now())
 	for _, phase := range []func(context.Context, *scope) error{
-		r.gatherRecords, r.gatherBlockers, r.gatherSelection, r.gatherPolicies, r.gatherPlan, r.decide,
+		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.decide,
 		r.applyActions, r.applyRecords, r.applyEnforcement,
 	} {
 		if s.done {

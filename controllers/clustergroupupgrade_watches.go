@@ -18,14 +18,12 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
+	"github.com/cgu-operator/cgu-operator/pkg/preview"
 )
 
 // Field indexes: the watches map an event to the ClusterGroupUpgrades it concerns through
 // these, never by listing every ClusterGroupUpgrade.
 const (
-	// policyNameIndex indexes root policies by name (managed policies are named without
-	// their namespace).
-	policyNameIndex = "metadata.name"
 	// managedPolicyIndex indexes ClusterGroupUpgrades by the names of their managed
 	// policies.
 	managedPolicyIndex = "spec.managedPolicies"
@@ -66,16 +64,11 @@ func (r *ClusterGroupUpgradeReconciler) SetupWithManager(ctx context.Context, mg
 
 func (r *ClusterGroupUpgradeReconciler) index(ctx context.Context, mgr ctrl.Manager) error {
 	indexer := mgr.GetFieldIndexer()
-	if err := indexer.IndexField(ctx, &policyv1.Policy{}, policyNameIndex, func(o client.Object) []string {
-		return []string{o.GetName()}
-	}); err != nil {
-		return err
-	}
 	cguIndexes := map[string]func(*ranv1alpha1.ClusterGroupUpgrade) []string{
 		managedPolicyIndex: func(c *ranv1alpha1.ClusterGroupUpgrade) []string { return c.Spec.ManagedPolicies },
 		blockerIndex: func(c *ranv1alpha1.ClusterGroupUpgrade) []string {
 			var out []string
-			for _, b := range blockingRefs(c) {
+			for _, b := range preview.BlockingRefs(c) {
 				out = append(out, b.String())
 			}
 			return out

@@ -2,7 +2,6 @@ package controllers_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,14 +20,13 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
-	"github.com/cgu-operator/cgu-operator/tests/world"
 )
 
 const (
-	policyNS = "policies"
-	// from and to are the versions the fleets upgrade between.
-	from, to = "4.16.10", "4.16.12"
+	policyNS = harness.PolicyNamespace
+	from, to = harness.From, harness.To
 	// settle bounds how long the hub takes to carry a change through the operator, the
 	// propagator and the simulated spokes.
 	settle = 60 * time.Second
@@ -37,24 +35,16 @@ const (
 // joinFleet adds n clusters named <label>-1..n, labelled fleet=<label>, each with a
 // simulated spoke on version from; it returns their names.
 func joinFleet(ctx context.Context, label string, n int) []string {
-	names := make([]string, n)
-	clusters := make([]world.Cluster, n)
-	specs := make([]sim.SpokeSpec, n)
-	for i := range n {
-		names[i] = fmt.Sprintf("%s-%d", label, i+1)
-		clusters[i] = world.Cluster{Name: names[i], Labels: map[string]string{"fleet": label}}
-		specs[i] = sim.SpokeSpec{Name: names[i], Version: from, Channel: "stable-4.16"}
-	}
-	ExpectWithOffset(1, hub.AddClusters(ctx, clusters...)).To(Succeed())
-	ExpectWithOffset(1, simulator.AddSpokes(specs...)).To(Succeed())
+	names, err := fleet.JoinFleet(ctx, label, n)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return names
 }
 
 // placeUpgradePolicy creates the inform policy <label>-upgrade, upgrading to version to,
 // placed on the fleet label, and waits until every cluster of the fleet reports on it.
 func placeUpgradePolicy(ctx context.Context, label string, clusters int) *policyv1.Policy {
-	p := world.UpgradePolicy(policyNS, label+"-upgrade", to, policyv1.Inform)
-	ExpectWithOffset(1, hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": label}})).To(Succeed())
+	p, err := fleet.PlaceUpgradePolicy(ctx, label)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	EventuallyWithOffset(1, rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveLen(clusters))
 	return p
 }

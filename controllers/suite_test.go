@@ -1,9 +1,7 @@
 package controllers_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -11,7 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/cgu-operator/cgu-operator/pkg/operator"
+	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
@@ -26,6 +24,7 @@ func TestControllers(t *testing.T) {
 }
 
 var (
+	fleet     *harness.Env
 	hub       *world.Hub
 	simulator *sim.Simulator
 	clock     *clocktesting.FakeClock
@@ -35,21 +34,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	log := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
 	ctrl.SetLogger(log)
 	var err error
-	hub, err = world.StartHub(ctx, world.Options{Logger: log})
+	fleet, err = harness.Start(ctx, log)
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
-	simulator, err = sim.Start(ctx, hub, sim.Options{Logger: log})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(hub.BindClusterSet(ctx, policyNS)).To(Succeed())
-
-	clock = clocktesting.NewFakeClock(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))
-	opts := operator.DefaultOptions()
-	opts.LeaderElect, opts.MetricsAddr, opts.ProbeAddr, opts.Clock = false, "0", "0", clock
-	opts.QPS, opts.Burst = 500, 1000
-	mgr, err := operator.New(hub.Config, opts)
-	Expect(err).NotTo(HaveOccurred())
-	hub.Go(func(ctx context.Context) {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	})
+	DeferCleanup(func() { Expect(fleet.Hub.Stop()).To(Succeed()) })
+	hub, simulator, clock = fleet.Hub, fleet.Sim, fleet.Clock
 })

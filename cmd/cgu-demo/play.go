@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/pkg/plan"
+	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/timeout"
 )
 
@@ -29,7 +29,9 @@ func (d *demo) play(ctx context.Context) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	d.preview = previewBatches(cgu, d.opts.clusters)
+	if d.preview, err = d.previewBatches(ctx, cgu); err != nil {
+		return result{}, err
+	}
 	d.term.plan(cgu, d.preview)
 	d.term.step("Enabling the rollout (spec.enable: true)")
 	if err := d.enable(ctx); err != nil {
@@ -91,23 +93,21 @@ func (d *demo) waitForPlan(ctx context.Context) (*ranv1alpha1.ClusterGroupUpgrad
 	}
 }
 
-// previewBatches lays out the plan the operator announced, for display before the start:
-// the demo's clusters are selected by label, so in name order, with the CGU's canaries first.
-func previewBatches(cgu *ranv1alpha1.ClusterGroupUpgrade, clusters int) []batchView {
-	names := make([]string, clusters)
-	for i := range names {
-		names[i] = clusterName(i + 1)
-	}
-	p, err := plan.Build(plan.Input{Clusters: names, Canaries: cgu.Spec.RemediationStrategy.Canaries,
-		MaxConcurrency: cgu.Spec.RemediationStrategy.MaxConcurrency})
+// previewBatches reads the plan the operator would freeze now, with the operator's own
+// rules (pkg/preview, as `kubectl cgu plan` does), for display before the start.
+func (d *demo) previewBatches(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) ([]batchView, error) {
+	res, err := preview.Build(ctx, d.hub.Client, cgu)
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	out := make([]batchView, len(p.Batches))
-	for i, b := range p.Batches {
+	if res.Problem != nil {
+		return nil, fmt.Errorf("the plan cannot be built: %s: %s", res.Problem.Reason, res.Problem.Message)
+	}
+	out := make([]batchView, len(res.Plan.Batches))
+	for i, b := range res.Plan.Batches {
 		out[i] = batchOf(i+1, b, nil, cgu.Name)
 	}
-	return out
+	return out, nil
 }
 
 func timeoutMinutes(cgu *ranv1alpha1.ClusterGroupUpgrade) int {

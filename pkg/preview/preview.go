@@ -1,0 +1,346 @@
+// Package preview reads a ClusterGroupUpgrade's remediation plan from the hub for tools such
+// as the kubectl-cgu plugin: before the rollout starts, the plan the operator would freeze
+// if it started now, computed with the operator's own pure functions (pkg/selection,
+// pkg/blocking, pkg/validate, pkg/plan); once it started, the frozen plan and each cluster's
+// progress, read from the ClusterGroupUpgradeBatch records. It only reads.
+package preview
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
+	"github.com/cgu-operator/cgu-operator/pkg/hubtemplate"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	pkgselection "github.com/cgu-operator/cgu-operator/pkg/selection"
+	"github.com/cgu-operator/cgu-operator/pkg/validate"
+)
+
+// Labels that tell a root policy from the other policies on the hub.
+const (
+	// LabelRootPolicy marks a policy the propagator replicated into a cluster namespace.
+	LabelRootPolicy = "policy.open-cluster-management.io/root-policy"
+	// LabelParentPolicy marks an enforce copy a rollout made of a managed policy.
+	LabelParentPolicy = "ran.openshift.io/parent-policy-name"
+)
+
+// listedLimit bounds how many names a problem message lists, as the operator's do.
+const listedLimit = 20
+
+// Result is the plan of a ClusterGroupUpgrade that has not started, or the problem that
+// keeps the operator from planning it (the reason and message of the ClustersSelected or
+// Validated condition the operator would write).
+type Result struct {
+	Plan    plan.Plan
+	Problem *rollout.Problem
+}
+
+// Build computes the plan of a ClusterGroupUpgrade that has not started, as the operator
+// would freeze it now (see Gather). Errors are errors reading the hub; a spec that cannot
+// be planned is a Problem.
+func Build(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade) (Result, error) {
+	f, err := Gather(ctx, r, cgu)
+	if err != nil {
+		return Result{}, err
+	}
+	if f.SelectionProblem != nil {
+		return Result{Problem: f.SelectionProblem}, nil
+	}
+	if f.Invalid != nil {
+		return Result{Problem: f.Invalid}, nil
+	}
+	return Result{Plan: f.Plan}, nil
+}
+
+// Facts are what the start of a rollout is decided from: the operator gathers them on each
+// reconcile until the rollout starts, and tools read them to show what it would do.
+type Facts struct {
+	// Selected are the selected clusters, in plan order.
+	Selected []string
+	// SelectionProblem is why no clusters can be selected (ClustersSelected=False).
+	SelectionProblem *rollout.Problem
+	// Policies are the managed root policies, resolved and in spec order.
+	Policies []*policyv1.Policy
+	// Invalid is why the spec cannot be planned (Validated=False).
+	Invalid *rollout.Problem
+	// Blocked is why spec.blockingCRs keep the rollout from starting.
+	Blocked *rollout.Problem
+	// Plan is the plan the rollout would freeze now; empty with a problem.
+	Plan plan.Plan
+}
+
+// Gather reads the facts of a ClusterGroupUpgrade that has not started: the blocking
+// ClusterGroupUpgrades (with TALM's partial completion and cluster filtering), the selected
+// clusters (spec.clusters, the selectors, then the decisions of spec.placementRef, less the
+// clusters cluster filtering leaves out), the managed root policies resolved among those
+// placed on them and checked, and the plan: canaries first, maxConcurrency clusters a batch,
+// clusters already compliant with every managed policy left out. Errors are errors reading
+// the hub.
+func Gather(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade) (Facts, error) {
+	g := gatherer{r: r, cgu: cgu}
+	var f Facts
+	blocked, excluded, err := g.blocking(ctx)
+	if err != nil {
+		return f, err
+	}
+	f.Blocked = blocked
+	f.Selected, f.SelectionProblem, err = g.selection(ctx, excluded)
+	if err != nil || f.SelectionProblem != nil {
+		return f, err
+	}
+	var resolved []validate.Policy
+	resolved, f.Policies, f.Invalid, err = g.policies(ctx, f.Selected)
+	if err != nil || f.Invalid != nil {
+		return f, err
+	}
+	var canaries []string
+	maxConcurrency := 0
+	if rs := cgu.Spec.RemediationStrategy; rs != nil {
+		canaries, maxConcurrency = rs.Canaries, rs.MaxConcurrency
+	}
+	f.Plan, err = plan.Build(plan.Input{Clusters: f.Selected, Canaries: canaries, MaxConcurrency: maxConcurrency,
+		Compliant: validate.CompliantWithAll(resolved, f.Selected)})
+	if err != nil {
+		f.Invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidCanaries, Message: err.Error()}
+	}
+	return f, nil
+}
+
+// gatherer reads what the plan of one ClusterGroupUpgrade depends on.
+type gatherer struct {
+	r   client.Reader
+	cgu *ranv1alpha1.ClusterGroupUpgrade
+}
+
+// selection returns the selected clusters in plan order, or the ClustersSelected problem.
+func (g gatherer) selection(ctx context.Context, excluded map[string]bool) ([]string, *rollout.Problem, error) {
+	known, err := g.clusters(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	spec := g.cgu.Spec
+	res, err := pkgselection.Select(pkgselection.Input{Clusters: spec.Clusters, LabelSelectors: spec.ClusterLabelSelectors,
+		ClusterSelector: spec.ClusterSelector, Known: known})
+	if err != nil {
+		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidClusterSelector, Message: "Invalid selector: " + err.Error()}, nil
+	}
+	selected := res.Selected
+	if ref := spec.PlacementRef; ref != nil {
+		decided, found, err := g.placement(ctx, ref.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !found {
+			return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonPlacementNotFound,
+				Message: fmt.Sprintf("spec.placementRef: Placement %s/%s does not exist", g.cgu.Namespace, ref.Name)}, nil
+		}
+		for _, c := range decided {
+			if !slices.Contains(selected, c) {
+				selected = append(selected, c)
+			}
+		}
+	}
+	selected = slices.DeleteFunc(selected, func(c string) bool { return excluded[c] })
+	switch {
+	case len(res.Unknown) > 0:
+		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonClusterNotFound,
+			Message: "Clusters not found on the hub: " + listed(res.Unknown)}, nil
+	case len(selected) == 0:
+		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonNoClustersSelected, Message: "The spec selects no cluster"}, nil
+	}
+	return selected, nil, nil
+}
+
+// clusters lists the hub's ManagedClusters, as metadata.
+func (g gatherer) clusters(ctx context.Context) ([]pkgselection.Cluster, error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(clusteractions.ManagedClusterGVK.GroupVersion().WithKind("ManagedClusterList"))
+	if err := g.r.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("listing managed clusters: %w", err)
+	}
+	known := make([]pkgselection.Cluster, 0, len(list.Items))
+	for _, mc := range list.Items {
+		known = append(known, pkgselection.Cluster{Name: mc.Name, Labels: mc.Labels})
+	}
+	return known, nil
+}
+
+// placement returns the clusters a Placement of the CGU's namespace decided, sorted by
+// name, and whether the Placement exists.
+func (g gatherer) placement(ctx context.Context, name string) ([]string, bool, error) {
+	ns := g.cgu.Namespace
+	if err := g.r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &clusterv1beta1.Placement{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("reading placement %s/%s: %w", ns, name, err)
+	}
+	var decisions clusterv1beta1.PlacementDecisionList
+	if err := g.r.List(ctx, &decisions, client.InNamespace(ns), client.MatchingLabels{clusterv1beta1.PlacementLabel: name}); err != nil {
+		return nil, true, fmt.Errorf("listing decisions of placement %s/%s: %w", ns, name, err)
+	}
+	var out []string
+	for _, d := range decisions.Items {
+		for _, c := range d.Status.Decisions {
+			out = append(out, c.ClusterName)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), true, nil
+}
+
+// policies resolves the managed policies among the root policies placed on the selected
+// clusters and checks them as the operator does; it returns them in spec order.
+func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.Policy, []*policyv1.Policy, *rollout.Problem, error) {
+	roots, err := g.rootPolicies(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	candidates := make([]validate.Policy, 0, len(roots))
+	byKey := make(map[string]*policyv1.Policy, len(roots))
+	for i := range roots {
+		candidates = append(candidates, ValidatePolicy(&roots[i]))
+		byKey[roots[i].Namespace+"/"+roots[i].Name] = &roots[i]
+	}
+	spec := g.cgu.Spec
+	var canaries []string
+	if spec.RemediationStrategy != nil {
+		canaries = spec.RemediationStrategy.Canaries
+	}
+	res := validate.Validate(validate.Input{ManagedPolicies: spec.ManagedPolicies, Selected: selected,
+		Canaries: canaries, Backup: spec.Backup, Policies: candidates})
+	if res.Problem != nil {
+		return nil, nil, res.Problem, nil
+	}
+	resolved := make([]*policyv1.Policy, len(res.Resolved))
+	for i, p := range res.Resolved {
+		resolved[i] = byKey[p.Namespace+"/"+p.Name]
+	}
+	if problem := validate.DependencyOrder(res.Resolved); problem != nil {
+		return nil, nil, problem, nil
+	}
+	if spec.Enforcement != ranv1alpha1.EnforcementOverride {
+		for _, p := range resolved {
+			if problem := hubTemplateProblem(p); problem != nil {
+				return nil, nil, problem, nil
+			}
+		}
+	}
+	problem, err := g.manifestWorkTemplates(ctx)
+	return res.Resolved, resolved, problem, err
+}
+
+// rootPolicies lists the root policies named in spec.managedPolicies, in every namespace:
+// neither the replicas in cluster namespaces nor the enforce copies rollouts make.
+func (g gatherer) rootPolicies(ctx context.Context) ([]policyv1.Policy, error) {
+	roots := labels.NewSelector()
+	for _, key := range []string{LabelRootPolicy, LabelParentPolicy} {
+		req, err := labels.NewRequirement(key, selection.DoesNotExist, nil)
+		if err != nil {
+			return nil, fmt.Errorf("selecting root policies: %w", err)
+		}
+		roots = roots.Add(*req)
+	}
+	var list policyv1.PolicyList
+	if err := g.r.List(ctx, &list, client.MatchingLabelsSelector{Selector: roots}); err != nil {
+		return nil, fmt.Errorf("listing root policies: %w", err)
+	}
+	wanted := make(map[string]bool, len(g.cgu.Spec.ManagedPolicies))
+	for _, name := range g.cgu.Spec.ManagedPolicies {
+		wanted[name] = true
+	}
+	return slices.DeleteFunc(list.Items, func(p policyv1.Policy) bool { return !wanted[p.Name] }), nil
+}
+
+// ValidatePolicy is what validation needs of a root policy: its compliance per cluster and
+// the policies it depends on.
+func ValidatePolicy(p *policyv1.Policy) validate.Policy {
+	v := validate.Policy{Name: p.Name, Namespace: p.Namespace, Compliance: Compliance(p)}
+	for _, d := range p.Spec.Dependencies {
+		if d.Kind != policyv1.Kind {
+			continue
+		}
+		ns := d.Namespace
+		if ns == "" {
+			ns = p.Namespace
+		}
+		v.DependsOn = append(v.DependsOn, ns+"/"+d.Name)
+	}
+	return v
+}
+
+// Compliance is each cluster's compliance with a root policy, as its status shows it.
+func Compliance(p *policyv1.Policy) map[string]policyv1.ComplianceState {
+	out := make(map[string]policyv1.ComplianceState, len(p.Status.Status))
+	for _, st := range p.Status.Status {
+		if st != nil {
+			out[st.ClusterName] = st.ComplianceState
+		}
+	}
+	return out
+}
+
+// hubTemplateProblem says why Copy mode cannot copy a policy, nil when it can.
+func hubTemplateProblem(p *policyv1.Policy) *rollout.Problem {
+	if p == nil {
+		return nil
+	}
+	if o := p.Spec.HubTemplateOptions; o != nil && o.ServiceAccountName != "" {
+		return &rollout.Problem{Reason: ranv1alpha1.ReasonUnsupportedHubTemplate,
+			Message: fmt.Sprintf("Policy %s/%s cannot be copied: its hub templates run as service account %s of its own namespace (use enforcement: Override)",
+				p.Namespace, p.Name, o.ServiceAccountName)}
+	}
+	templates := make([][]byte, 0, len(p.Spec.PolicyTemplates))
+	for _, t := range p.Spec.PolicyTemplates {
+		if t != nil {
+			templates = append(templates, t.ObjectDefinition.Raw)
+		}
+	}
+	if a := hubtemplate.Analyze(p.Namespace, templates); a.Unsupported != "" {
+		return &rollout.Problem{Reason: ranv1alpha1.ReasonUnsupportedHubTemplate,
+			Message: fmt.Sprintf("Policy %s/%s cannot be copied: %s", p.Namespace, p.Name, a.Unsupported)}
+	}
+	return nil
+}
+
+// manifestWorkTemplates checks that the ManifestWorkReplicaSets of
+// spec.manifestWorkTemplates exist.
+func (g gatherer) manifestWorkTemplates(ctx context.Context) (*rollout.Problem, error) {
+	var missing []string
+	for _, name := range g.cgu.Spec.ManifestWorkTemplates {
+		key := client.ObjectKey{Namespace: g.cgu.Namespace, Name: name}
+		err := g.r.Get(ctx, key, &workv1alpha1.ManifestWorkReplicaSet{})
+		switch {
+		case apierrors.IsNotFound(err):
+			missing = append(missing, name)
+		case err != nil:
+			return nil, fmt.Errorf("reading ManifestWorkReplicaSet %s: %w", key, err)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	return &rollout.Problem{Reason: ranv1alpha1.ReasonNotAllManifestTemplatesExist,
+		Message: fmt.Sprintf("ManifestWorkReplicaSets not found in %s: %s", g.cgu.Namespace, listed(missing))}, nil
+}
+
+// listed joins names for a message, at most listedLimit of them.
+func listed(items []string) string {
+	if len(items) <= listedLimit {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:listedLimit], ", "), len(items)-listedLimit)
+}

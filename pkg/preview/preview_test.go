@@ -1,0 +1,232 @@
+package preview_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/utils/ptr"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+	"github.com/cgu-operator/cgu-operator/pkg/preview"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+)
+
+const ns = "ztp"
+
+func scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		ranv1alpha1.AddToScheme, policyv1.AddToScheme, clusterv1.Install, clusterv1beta1.Install, workv1alpha1.Install,
+	} {
+		utilruntime.Must(add(s))
+	}
+	return s
+}
+
+func cluster(name, fleet string) *clusterv1.ManagedCluster {
+	return &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"fleet": fleet}}}
+}
+
+// policy is a root policy placed on the clusters, each with its compliance.
+func policy(namespace, name string, compliance map[string]policyv1.ComplianceState, labels map[string]string) *policyv1.Policy {
+	p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels}}
+	for c, st := range compliance {
+		p.Status.Status = append(p.Status.Status, &policyv1.CompliancePerClusterStatus{ClusterName: c, ClusterNamespace: c, ComplianceState: st})
+	}
+	return p
+}
+
+func fleet() []client.Object {
+	return []client.Object{
+		cluster("sno-1", "a"), cluster("sno-2", "a"), cluster("sno-3", "a"), cluster("sno-4", "a"), cluster("sno-5", "a"),
+		cluster("other-1", "b"),
+		policy("policies", "upgrade", map[string]policyv1.ComplianceState{
+			"sno-1": policyv1.NonCompliant, "sno-2": policyv1.NonCompliant, "sno-3": policyv1.Compliant,
+			"sno-4": policyv1.NonCompliant, "sno-5": policyv1.NonCompliant,
+		}, nil),
+		// A replica and an enforce copy with the same name are not candidates.
+		policy("sno-1", "upgrade", map[string]policyv1.ComplianceState{"sno-1": policyv1.NonCompliant},
+			map[string]string{preview.LabelRootPolicy: "policies.upgrade"}),
+		policy(ns, "upgrade", map[string]policyv1.ComplianceState{"sno-2": policyv1.NonCompliant},
+			map[string]string{preview.LabelParentPolicy: "upgrade"}),
+	}
+}
+
+func cgu(mutate func(*ranv1alpha1.ClusterGroupUpgrade)) *ranv1alpha1.ClusterGroupUpgrade {
+	c := &ranv1alpha1.ClusterGroupUpgrade{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "upgrade"},
+		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+			ClusterLabelSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"fleet": "a"}}},
+			ManagedPolicies:       []string{"upgrade"},
+			Enable:                ptr.To(false),
+			RemediationStrategy:   &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 2, Canaries: []string{"sno-5"}},
+		},
+	}
+	if mutate != nil {
+		mutate(c)
+	}
+	return c
+}
+
+func TestBuild(t *testing.T) {
+	placement := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extra"}}
+	decision := &clusterv1beta1.PlacementDecision{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extra-1", Labels: map[string]string{clusterv1beta1.PlacementLabel: "extra"}},
+	}
+	decision.Status.Decisions = []clusterv1beta1.ClusterDecision{{ClusterName: "other-1"}}
+	cases := map[string]struct {
+		cgu   *ranv1alpha1.ClusterGroupUpgrade
+		extra []client.Object
+		want  preview.Result
+	}{
+		"canaries first, then batches of maxConcurrency, the compliant cluster left out": {
+			cgu: cgu(nil),
+			want: preview.Result{Plan: plan.Plan{
+				Batches:          []plan.Batch{{Canary: true, Clusters: []string{"sno-5"}}, {Clusters: []string{"sno-1", "sno-2"}}, {Clusters: []string{"sno-4"}}},
+				SkippedCompliant: []string{"sno-3"},
+			}},
+		},
+		"placement decisions come after the other selection fields": {
+			cgu: cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) {
+				c.Spec.PlacementRef = &ranv1alpha1.LocalPlacementReference{Name: "extra"}
+				c.Spec.RemediationStrategy = &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 0}
+			}),
+			extra: []client.Object{placement, decision},
+			want: preview.Result{Plan: plan.Plan{
+				Batches: []plan.Batch{{Clusters: []string{"sno-1", "sno-2", "sno-4", "sno-5", "other-1"}}}, SkippedCompliant: []string{"sno-3"},
+			}},
+		},
+		"a missing placement": {
+			cgu: cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) {
+				c.Spec.PlacementRef = &ranv1alpha1.LocalPlacementReference{Name: "gone"}
+			}),
+			want: problem(ranv1alpha1.ReasonPlacementNotFound, "spec.placementRef: Placement ztp/gone does not exist"),
+		},
+		"an unknown cluster": {
+			cgu:  cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Clusters = []string{"sno-1", "nowhere"} }),
+			want: problem(ranv1alpha1.ReasonClusterNotFound, "Clusters not found on the hub: nowhere"),
+		},
+		"nothing selected": {
+			cgu: cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) {
+				c.Spec.ClusterLabelSelectors = []metav1.LabelSelector{{MatchLabels: map[string]string{"fleet": "z"}}}
+			}),
+			want: problem(ranv1alpha1.ReasonNoClustersSelected, "The spec selects no cluster"),
+		},
+		"a malformed selector": {
+			cgu:  cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.ClusterSelector = []string{"a=b=c"} }),
+			want: problem(ranv1alpha1.ReasonInvalidClusterSelector, `Invalid selector: spec.clusterSelector[0] "a=b=c": more than one "="`),
+		},
+		"a missing policy": {
+			cgu:  cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.ManagedPolicies = []string{"upgrade", "operators"} }),
+			want: problem(ranv1alpha1.ReasonNotAllManagedPoliciesExist, "Managed policies not found on the selected clusters: operators"),
+		},
+		"a canary that is not selected": {
+			cgu:  cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.RemediationStrategy.Canaries = []string{"other-1"} }),
+			want: problem(ranv1alpha1.ReasonInvalidCanaries, "Canaries that are not selected clusters: other-1"),
+		},
+		"a missing ManifestWork template": {
+			cgu:  cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.ManifestWorkTemplates = []string{"mwrs"} }),
+			want: problem(ranv1alpha1.ReasonNotAllManifestTemplatesExist, "ManifestWorkReplicaSets not found in ztp: mwrs"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := fake.NewClientBuilder().WithScheme(scheme()).WithObjects(append(fleet(), tc.extra...)...).Build()
+			got, err := preview.Build(context.Background(), r, tc.cgu)
+			if err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Build (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func problem(reason, message string) preview.Result {
+	return preview.Result{Problem: &rollout.Problem{Reason: reason, Message: message}}
+}
+
+func TestReadFrozen(t *testing.T) {
+	started := metav1.NewTime(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))
+	p := plan.Plan{Batches: []plan.Batch{{Canary: true, Clusters: []string{"sno-5"}}, {Clusters: []string{"sno-1", "sno-2"}}}}
+	records := plan.Records(p, ns, "upgrade")
+	records[0].Status = ranv1alpha1.ClusterGroupUpgradeBatchStatus{StartedAt: &started, FinishedAt: &started,
+		Clusters: []ranv1alpha1.ClusterProgress{{Name: "sno-5", State: ranv1alpha1.ClusterCompleted}}}
+	records[1].Status = ranv1alpha1.ClusterGroupUpgradeBatchStatus{StartedAt: &started,
+		Clusters: []ranv1alpha1.ClusterProgress{{Name: "sno-1", State: ranv1alpha1.ClusterInProgress, CurrentPolicy: "upgrade"}}}
+	other := plan.Records(plan.Plan{Batches: []plan.Batch{{Clusters: []string{"x"}}}}, ns, "other")[0]
+	objects := []client.Object{&other}
+	for i := range records {
+		objects = append(objects, &records[i])
+	}
+	r := fake.NewClientBuilder().WithScheme(scheme()).WithObjects(objects...).WithStatusSubresource(objects...).Build()
+
+	cases := map[string]struct {
+		cgu          *ranv1alpha1.ClusterGroupUpgrade
+		wantStarted  bool
+		wantStates   map[string]ranv1alpha1.ClusterState
+		wantNotDone  []string
+		wantFrozenAt time.Time
+	}{
+		"started: the records' plan and progress": {
+			cgu:         cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Status.StartedAt = &started }),
+			wantStarted: true,
+			wantStates: map[string]ranv1alpha1.ClusterState{
+				"sno-5": ranv1alpha1.ClusterCompleted, "sno-1": ranv1alpha1.ClusterInProgress, "sno-2": ranv1alpha1.ClusterPending,
+			},
+			wantNotDone:  []string{"sno-1", "sno-2"},
+			wantFrozenAt: started.Time,
+		},
+		"not started": {
+			cgu: cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Name = "fresh" }),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := preview.ReadFrozen(context.Background(), r, tc.cgu)
+			if err != nil {
+				t.Fatalf("ReadFrozen: %v", err)
+			}
+			if got.Started != tc.wantStarted || !got.FrozenAt.Equal(tc.wantFrozenAt) {
+				t.Fatalf("ReadFrozen: started %v at %v, want %v at %v", got.Started, got.FrozenAt, tc.wantStarted, tc.wantFrozenAt)
+			}
+			if !tc.wantStarted {
+				return
+			}
+			if diff := cmp.Diff(p, got.Plan); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+			for c, want := range tc.wantStates {
+				if st := got.State(c); st != want {
+					t.Errorf("State(%s) = %s, want %s", c, st, want)
+				}
+			}
+			if diff := cmp.Diff(tc.wantNotDone, got.NotCompleted()); diff != "" {
+				t.Errorf("NotCompleted (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReadFrozenMissingBatch(t *testing.T) {
+	p := plan.Plan{Batches: []plan.Batch{{Clusters: []string{"a"}}, {Clusters: []string{"b"}}}}
+	records := plan.Records(p, ns, "upgrade")
+	started := metav1.NewTime(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))
+	c := cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Status.StartedAt = &started })
+	if _, err := preview.FromRecords(c, records[1:]); err == nil {
+		t.Fatal("FromRecords without the record of batch 1: no error")
+	}
+}

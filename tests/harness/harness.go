@@ -1,0 +1,100 @@
+// Package harness starts what the operator's suites and the demo run the operator on: the
+// hub test world (tests/world), simulated spokes (tests/sim) and the operator itself, built
+// by the production operator.New, with a fake clock the suites move.
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+
+	"github.com/cgu-operator/cgu-operator/pkg/operator"
+	"github.com/cgu-operator/cgu-operator/tests/sim"
+	"github.com/cgu-operator/cgu-operator/tests/world"
+)
+
+// The policy namespace, the versions fleets upgrade between and their channel.
+const (
+	PolicyNamespace = "policies"
+	From            = "4.16.10"
+	To              = "4.16.12"
+	Channel         = "stable-4.16"
+)
+
+// Epoch is when the operator's fake clock starts.
+var Epoch = time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
+
+// Env is a running hub with its simulator and the operator.
+type Env struct {
+	Hub *world.Hub
+	Sim *sim.Simulator
+	// Clock is the operator's clock; the spokes run on real time.
+	Clock *clocktesting.FakeClock
+}
+
+// Start starts the hub, the simulator and the operator (leader election, metrics and probes
+// off), and binds the cluster set to PolicyNamespace. On error, what started is stopped.
+func Start(ctx context.Context, log logr.Logger) (*Env, error) {
+	hub, err := world.StartHub(ctx, world.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Hub: hub, Clock: clocktesting.NewFakeClock(Epoch)}
+	if err := e.start(ctx, log); err != nil {
+		return nil, errors.Join(err, hub.Stop())
+	}
+	return e, nil
+}
+
+func (e *Env) start(ctx context.Context, log logr.Logger) error {
+	var err error
+	if e.Sim, err = sim.Start(ctx, e.Hub, sim.Options{Logger: log}); err != nil {
+		return err
+	}
+	if err := e.Hub.BindClusterSet(ctx, PolicyNamespace); err != nil {
+		return err
+	}
+	opts := operator.DefaultOptions()
+	opts.LeaderElect, opts.MetricsAddr, opts.ProbeAddr, opts.Clock = false, "0", "0", e.Clock
+	opts.QPS, opts.Burst = 500, 1000
+	mgr, err := operator.New(e.Hub.Config, opts)
+	if err != nil {
+		return err
+	}
+	e.Hub.Go(func(ctx context.Context) {
+		if err := mgr.Start(ctx); err != nil {
+			log.Error(err, "The operator stopped")
+		}
+	})
+	return nil
+}
+
+// JoinFleet adds n clusters named <label>-1..n, labelled fleet=<label>, each with a
+// simulated spoke on From; it returns their names.
+func (e *Env) JoinFleet(ctx context.Context, label string, n int) ([]string, error) {
+	names := make([]string, n)
+	clusters := make([]world.Cluster, n)
+	specs := make([]sim.SpokeSpec, n)
+	for i := range n {
+		names[i] = fmt.Sprintf("%s-%d", label, i+1)
+		clusters[i] = world.Cluster{Name: names[i], Labels: map[string]string{"fleet": label}}
+		specs[i] = sim.SpokeSpec{Name: names[i], Version: From, Channel: Channel}
+	}
+	if err := e.Hub.AddClusters(ctx, clusters...); err != nil {
+		return nil, err
+	}
+	return names, e.Sim.AddSpokes(specs...)
+}
+
+// PlaceUpgradePolicy creates the inform policy <label>-upgrade in PolicyNamespace, upgrading
+// to To, placed on the clusters labelled fleet=<label>.
+func (e *Env) PlaceUpgradePolicy(ctx context.Context, label string) (*policyv1.Policy, error) {
+	p := world.UpgradePolicy(PolicyNamespace, label+"-upgrade", To, policyv1.Inform)
+	return p, e.Hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": label}})
+}
