@@ -125,12 +125,15 @@ func (h *Hub) Stop() error {
 // WriteKubeconfig writes a kubeconfig reaching the hub as its cluster admin to path, for
 // kubectl and the plugin.
 func (h *Hub) WriteKubeconfig(path string) error {
+	c := h.Config
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["hub"] = &clientcmdapi.Cluster{Server: h.Config.Host, CertificateAuthorityData: h.Config.CAData}
+	cfg.Clusters["hub"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CAData,
+		CertificateAuthority: c.CAFile, InsecureSkipTLSVerify: c.Insecure}
 	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{
-		ClientCertificateData: h.Config.CertData, ClientKeyData: h.Config.KeyData, Token: h.Config.BearerToken,
+		ClientCertificateData: c.CertData, ClientKeyData: c.KeyData, ClientCertificate: c.CertFile, ClientKey: c.KeyFile,
+		Token: c.BearerToken, TokenFile: c.BearerTokenFile,
 	}
-	cfg.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "admin"}
+	cfg.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "admin", Namespace: "default"}
 	cfg.CurrentContext = "hub"
 	return clientcmd.WriteToFile(*cfg, path)
 }

@@ -1,0 +1,131 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/cli"
+	"github.com/cgu-operator/cgu-operator/tests/harness"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const (
+	policyNS = harness.PolicyNamespace
+	// settle bounds how long the hub takes to carry a change through the operator, the
+	// propagator and the simulated spokes.
+	settle = 60 * time.Second
+)
+
+// joinFleet adds n clusters named <label>-1..n, labelled fleet=<label>, each with a
+// simulated spoke on version from; it returns their names.
+func joinFleet(ctx context.Context, label string, n int) []string {
+	names, err := fleet.JoinFleet(ctx, label, n)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return names
+}
+
+// placeUpgradePolicy creates the inform policy <label>-upgrade, upgrading to version to,
+// placed on the fleet label, and waits until every cluster of the fleet reports on it.
+func placeUpgradePolicy(ctx context.Context, label string, clusters int) *policyv1.Policy {
+	p, err := fleet.PlaceUpgradePolicy(ctx, label)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	EventuallyWithOffset(1, func(g Gomega) map[string]policyv1.ComplianceState {
+		out, err := hub.Compliance(ctx, policyNS, p.Name)
+		g.Expect(err).NotTo(HaveOccurred())
+		return out
+	}).WithTimeout(settle).Should(HaveLen(clusters))
+	return p
+}
+
+// create creates the CGU's namespace if needed, then the CGU.
+func create(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cgu.Namespace}}
+	if err := hub.Client.Create(ctx, ns); err != nil {
+		ExpectWithOffset(1, client.IgnoreAlreadyExists(err)).To(Succeed())
+	}
+	ExpectWithOffset(1, hub.Client.Create(ctx, cgu)).To(Succeed())
+}
+
+// get returns the CGU as stored.
+func get(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) *ranv1alpha1.ClusterGroupUpgrade {
+	return func(g Gomega) *ranv1alpha1.ClusterGroupUpgrade {
+		out := &ranv1alpha1.ClusterGroupUpgrade{}
+		g.Expect(hub.Client.Get(ctx, client.ObjectKeyFromObject(cgu), out)).To(Succeed())
+		return out
+	}
+}
+
+// change changes the stored CGU with f, retrying on conflicts.
+func change(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, f func(*ranv1alpha1.ClusterGroupUpgrade)) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		cur := get(ctx, cgu)(g)
+		f(cur)
+		g.Expect(hub.Client.Update(ctx, cur)).To(Succeed())
+	}).Should(Succeed())
+}
+
+// result is what one run of the plugin printed and its exit code.
+type result struct {
+	out, errOut string
+	code        int
+}
+
+// kubectlCGU runs the plugin on the hub with args, on the operator's fake clock, colour
+// off (the output is no terminal).
+func kubectlCGU(ctx context.Context, args ...string) result {
+	var out, errOut bytes.Buffer
+	o := cli.Options{
+		IOStreams: genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut},
+		Now:       clock.Now, Getenv: func(string) string { return "" },
+	}
+	code := cli.Run(ctx, o, append([]string{"--kubeconfig", kubeconfig}, args...))
+	return result{out: out.String(), errOut: errOut.String(), code: code}
+}
+
+// succeeds runs the plugin and expects it to succeed; it returns its output.
+func succeeds(ctx context.Context, args ...string) string {
+	r := kubectlCGU(ctx, args...)
+	ExpectWithOffset(1, r.code).To(Equal(cli.ExitOK), "kubectl cgu %s: %s", strings.Join(args, " "), r.errOut)
+	return r.out
+}
+
+// matchGolden compares got with testdata/<name>.golden, or rewrites the file with -update.
+func matchGolden(name, got string) {
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		ExpectWithOffset(1, os.WriteFile(path, []byte(got), 0o600)).To(Succeed())
+		return
+	}
+	want, err := os.ReadFile(path)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred(), "run go test ./pkg/cli/ -update to write %s", path)
+	ExpectWithOffset(1, got).To(Equal(string(want)), "%s differs (go test ./pkg/cli/ -update rewrites it)", path)
+}
+
+// lastColumn is the last column of a table's rows.
+var lastColumn = regexp.MustCompile(`(?m)^(.*\S\s+)\S+$`)
+
+// withoutAge replaces the AGE column of list's table, the last one, by "<age>": the API
+// server stamps creationTimestamp with the real time, the operator and the commands run on
+// the fake clock.
+func withoutAge(table string) string {
+	lines := strings.SplitAfterN(table, "\n", 2)
+	if len(lines) < 2 {
+		return table
+	}
+	return lines[0] + lastColumn.ReplaceAllString(lines[1], "${1}<age>")
+}

@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+	"github.com/cgu-operator/cgu-operator/pkg/preview"
+)
+
+// PlanOutput is what `plan -o json` and `plan -o yaml` print.
+type PlanOutput struct {
+	// Frozen is true once the rollout started: the batches are those recorded in its
+	// ClusterGroupUpgradeBatch objects and no longer follow the spec. False for a
+	// preview: the plan the operator would freeze if the rollout started now.
+	Frozen bool `json:"frozen"`
+	// Batches in remediation order: the canary batches, then the others.
+	Batches []PlanBatch `json:"batches"`
+	// SkippedCompliant are the selected clusters left out because they already comply
+	// with every managed policy, in selection order. Only a preview names them.
+	SkippedCompliant []string `json:"skippedCompliant"`
+	// Problem is why the operator cannot plan the rollout (a preview only); Batches is
+	// empty then.
+	Problem *PlanProblem `json:"problem,omitempty"`
+}
+
+// PlanBatch is one batch of the plan.
+type PlanBatch struct {
+	// Index is the batch's 1-based position.
+	Index int `json:"index"`
+	// Canary is true for a canary batch.
+	Canary bool `json:"canary"`
+	// Clusters of the batch, in plan order.
+	Clusters []PlanCluster `json:"clusters"`
+}
+
+// PlanCluster is one cluster of a batch.
+type PlanCluster struct {
+	Name string `json:"name"`
+	// State is the cluster's state in a frozen plan (Pending until its batch starts);
+	// absent in a preview.
+	State ranv1alpha1.ClusterState `json:"state,omitempty"`
+}
+
+// PlanProblem is the reason and message of the condition the operator writes when it
+// cannot plan the rollout.
+type PlanProblem struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+type planOptions struct {
+	*env
+	output string
+}
+
+func newPlanCommand(e *env) *cobra.Command {
+	o := &planOptions{env: e}
+	cmd := &cobra.Command{
+		Use:   "plan NAME",
+		Short: "Show the batches of a ClusterGroupUpgrade's plan",
+		Long: `Show the plan of a ClusterGroupUpgrade: one line per batch, canary batches first, with the
+clusters of each batch.
+
+Before the rollout starts the plan is a preview, computed from the hub as the operator
+computes it (selected clusters, canaries, maxConcurrency, managed policies), with the
+clusters left out because they already comply with every managed policy. The operator
+freezes the plan when the rollout starts; from then on the plan is read from the batch
+records, with the state of each cluster.
+
+With -o json or -o yaml, print the plan as data:
+  frozen            true once the rollout started, false for a preview
+  batches           [{index, canary, clusters: [{name, state}]}], state once frozen
+  skippedCompliant  the clusters left out as already compliant (a preview only)
+  problem           {reason, message} when the operator cannot plan the spec`,
+		Example: `  kubectl cgu plan upgrade -n ztp-upgrades
+  kubectl cgu plan upgrade -o json | jq '.batches[] | select(.canary)'`,
+		Args: exactlyOneName,
+		RunE: runE(o.run),
+	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, "Output format: table, json or yaml")
+	return cmd
+}
+
+func (o *planOptions) run(ctx context.Context, args []string) error {
+	c, cgu, err := o.upgrade(ctx, o.output, args[0])
+	if err != nil {
+		return err
+	}
+	out, frozenAt, err := readPlan(ctx, c, cgu)
+	if err != nil {
+		return err
+	}
+	if o.output != outputTable {
+		return printData(o.IOStreams.Out, o.output, out)
+	}
+	return writePlan(o.IOStreams.Out, o.painter(), planText{cgu: cgu, plan: out, frozenAt: frozenAt, now: o.now(), width: o.width()})
+}
+
+// readPlan reads the frozen plan of a started rollout, or previews it; it returns when
+// the plan was frozen (zero for a preview).
+func readPlan(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade) (PlanOutput, time.Time, error) {
+	frozen, err := preview.ReadFrozen(ctx, r, cgu)
+	if err != nil {
+		return PlanOutput{}, time.Time{}, err
+	}
+	if frozen.Started {
+		return planOutput(frozen.Plan, true, frozen.State), frozen.FrozenAt, nil
+	}
+	res, err := preview.Build(ctx, r, cgu)
+	if err != nil {
+		return PlanOutput{}, time.Time{}, err
+	}
+	out := planOutput(res.Plan, false, nil)
+	if res.Problem != nil {
+		out.Problem = &PlanProblem{Reason: res.Problem.Reason, Message: res.Problem.Message}
+	}
+	return out, time.Time{}, nil
+}
+
+// planOutput writes a plan as PlanOutput; state gives each cluster's state, nil for none.
+func planOutput(p plan.Plan, frozen bool, state func(string) ranv1alpha1.ClusterState) PlanOutput {
+	out := PlanOutput{Frozen: frozen, Batches: make([]PlanBatch, 0, len(p.Batches)), SkippedCompliant: []string{}}
+	for i, b := range p.Batches {
+		batch := PlanBatch{Index: i + 1, Canary: b.Canary, Clusters: make([]PlanCluster, 0, len(b.Clusters))}
+		for _, c := range b.Clusters {
+			pc := PlanCluster{Name: c}
+			if state != nil {
+				pc.State = state(c)
+			}
+			batch.Clusters = append(batch.Clusters, pc)
+		}
+		out.Batches = append(out.Batches, batch)
+	}
+	out.SkippedCompliant = append(out.SkippedCompliant, p.SkippedCompliant...)
+	return out
+}
+
+// planText is what the plan's text output needs.
+type planText struct {
+	cgu      *ranv1alpha1.ClusterGroupUpgrade
+	plan     PlanOutput
+	frozenAt time.Time
+	now      time.Time
+	// width is the width lists of clusters wrap at.
+	width int
+}
+
+// writePlan writes the plan for people: a summary, whether it is frozen, one line per
+// batch (wrapped), and the clusters left out.
+func writePlan(w io.Writer, p painter, t planText) error {
+	var b strings.Builder
+	clusters := 0
+	for _, batch := range t.plan.Batches {
+		clusters += len(batch.Clusters)
+	}
+	fmt.Fprintf(&b, "Plan of %s/%s: %s, %s\n", t.cgu.Namespace, t.cgu.Name, plural(len(t.plan.Batches), "batch"), plural(clusters, "cluster"))
+	switch {
+	case !t.plan.Frozen:
+		b.WriteString("Preview: the plan is frozen when the rollout starts\n")
+	case t.frozenAt.IsZero():
+		b.WriteString("Frozen\n")
+	default:
+		fmt.Fprintf(&b, "Frozen at %s (%s)\n", t.frozenAt.UTC().Format(time.RFC3339), ago(t.frozenAt, t.now))
+	}
+	if pr := t.plan.Problem; pr != nil {
+		fmt.Fprintf(&b, "No plan: %s\n", reasonAndMessage(pr.Reason, pr.Message))
+	}
+	for _, batch := range t.plan.Batches {
+		for _, line := range batchLines(p, batch, t.width) {
+			b.WriteString(line + "\n")
+		}
+	}
+	if left := leftOut(t); left != "" {
+		b.WriteString(left + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// batchLines writes one batch, "Batch 3: a b c" or "Batch 1 (canary): a (Completed)",
+// wrapped at width.
+func batchLines(p painter, batch PlanBatch, width int) []string {
+	prefix := fmt.Sprintf("Batch %d:", batch.Index)
+	if batch.Canary {
+		prefix = fmt.Sprintf("Batch %d (canary):", batch.Index)
+	}
+	words := make([]string, len(batch.Clusters))
+	visible := make([]int, len(batch.Clusters))
+	for i, c := range batch.Clusters {
+		words[i], visible[i] = c.Name, utf8.RuneCountInString(c.Name)
+		if c.State != "" {
+			words[i] += " (" + p.state(string(c.State)) + ")"
+			visible[i] += len(c.State) + 3
+		}
+	}
+	return wrap(prefix, words, visible, width)
+}
+
+// leftOut says which clusters the plan left out as already compliant: named in a
+// preview, counted (from the status) once frozen.
+func leftOut(t planText) string {
+	const label = "Already compliant, left out: "
+	switch {
+	case t.plan.Problem != nil:
+		return ""
+	case !t.plan.Frozen && len(t.plan.SkippedCompliant) == 0:
+		return label + "none"
+	case !t.plan.Frozen:
+		return label + strings.Join(t.plan.SkippedCompliant, " ")
+	case t.cgu.Status.Plan != nil && t.cgu.Status.Plan.SkippedCompliant > 0:
+		return label + plural(t.cgu.Status.Plan.SkippedCompliant, "cluster")
+	}
+	return ""
+}

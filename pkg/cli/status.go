@@ -1,0 +1,367 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/timeout"
+)
+
+type statusOptions struct {
+	*env
+	output    string
+	exitState bool
+}
+
+func newStatusCommand(e *env) *cobra.Command {
+	o := &statusOptions{env: e}
+	cmd := &cobra.Command{
+		Use:   "status NAME",
+		Short: "Show where a ClusterGroupUpgrade stands and what it waits for",
+		Long: `Show where a ClusterGroupUpgrade stands: its state and message, its conditions in words,
+the current batch with the state of its clusters and its deadline, how many clusters are
+in each state, the time left before the rollout times out, and what the rollout waits for.
+
+With -o json or -o yaml, print the ClusterGroupUpgrade object.
+
+With --exit-state, the exit code follows the state instead of being 0:
+  0   Completed
+  10  NotStarted or NotCompleted
+  11  CannotStart
+  12  TimedOut
+so that a script can tell them apart:
+  kubectl cgu status upgrade --exit-state >/dev/null
+  case $? in 0) echo completed ;; 10) echo running ;; 11|12) echo "needs attention" ;; *) echo error ;; esac`,
+		Example: `  kubectl cgu status upgrade -n ztp-upgrades
+  kubectl cgu status upgrade --exit-state`,
+		Args: exactlyOneName,
+		RunE: runE(o.run),
+	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, "Output format: table, json or yaml")
+	cmd.Flags().BoolVar(&o.exitState, "exit-state", false,
+		"Exit with a code that follows the state: 0 Completed, 10 NotStarted or NotCompleted, 11 CannotStart, 12 TimedOut")
+	return cmd
+}
+
+func (o *statusOptions) run(ctx context.Context, args []string) error {
+	_, cgu, err := o.upgrade(ctx, o.output, args[0])
+	if err != nil {
+		return err
+	}
+	if o.output != outputTable {
+		err = printData(o.IOStreams.Out, o.output, printable(cgu))
+	} else {
+		err = writeStatus(o.IOStreams.Out, o.painter(), cgu, o.now())
+	}
+	if err != nil || !o.exitState {
+		return err
+	}
+	if code := StateExitCode(cgu.Status.State); code != ExitOK {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// getUpgrade reads a ClusterGroupUpgrade; a missing one is ExitNotFound.
+// upgrade checks the output format, connects, and reads the named ClusterGroupUpgrade of the
+// namespace in use.
+func (e *env) upgrade(ctx context.Context, output, name string) (client.Client, *ranv1alpha1.ClusterGroupUpgrade, error) {
+	if err := checkOutput(output); err != nil {
+		return nil, nil, err
+	}
+	c, namespace, err := e.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	cgu, err := getUpgrade(ctx, c, namespace, name)
+	return c, cgu, err
+}
+
+func getUpgrade(ctx context.Context, c client.Reader, namespace, name string) (*ranv1alpha1.ClusterGroupUpgrade, error) {
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cgu)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, &exitError{code: ExitNotFound, err: fmt.Errorf("ClusterGroupUpgrade %s/%s not found", namespace, name)}
+	case err != nil:
+		return nil, fmt.Errorf("reading ClusterGroupUpgrade %s/%s: %w", namespace, name, err)
+	}
+	return cgu, nil
+}
+
+// StateExitCode is the exit code of status --exit-state for a rollout state; a state not
+// written yet counts as NotStarted.
+func StateExitCode(state ranv1alpha1.UpgradeState) int {
+	switch state {
+	case ranv1alpha1.StateCompleted:
+		return ExitOK
+	case ranv1alpha1.StateCannotStart:
+		return ExitCannotStart
+	case ranv1alpha1.StateTimedOut:
+		return ExitTimedOut
+	}
+	return ExitRunning
+}
+
+// fieldWidth aligns the values of the status's "Label:" lines.
+const fieldWidth = 14
+
+// writeStatus writes the status of a ClusterGroupUpgrade for people.
+func writeStatus(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) error {
+	st := cgu.Status
+	var b strings.Builder
+	field(&b, "Name", cgu.Namespace+"/"+cgu.Name)
+	field(&b, "State", p.state(orDash(string(st.State))))
+	field(&b, "Message", orDash(st.Message))
+	writeConditions(&b, st.Conditions)
+	if err := writeBatch(&b, p, st, now); err != nil {
+		return err
+	}
+	b.WriteString("\n")
+	c := st.Counts
+	field(&b, "Clusters", fmt.Sprintf("%d total, %d completed, %d in progress, %d timed out, %d failed, %d pending",
+		c.Total, c.Completed, c.InProgress, c.TimedOut, c.Failed, c.Pending))
+	label, text := timeLeft(cgu, now)
+	field(&b, label, text)
+	field(&b, "Waiting for", waitingFor(cgu))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func field(b *strings.Builder, label, value string) {
+	fmt.Fprintf(b, "%-*s%s\n", fieldWidth, label+":", value)
+}
+
+// conditionOrder is the order conditions are shown in; others follow by type.
+var conditionOrder = []string{
+	ranv1alpha1.ConditionClustersSelected, ranv1alpha1.ConditionValidated, ranv1alpha1.ConditionPrecacheSpecValid,
+	ranv1alpha1.ConditionPrecachingSucceeded, ranv1alpha1.ConditionProgressing, ranv1alpha1.ConditionSucceeded,
+}
+
+func writeConditions(b *strings.Builder, conditions []metav1.Condition) {
+	if len(conditions) == 0 {
+		return
+	}
+	sorted := slices.Clone(conditions)
+	rank := func(c metav1.Condition) int {
+		if i := slices.Index(conditionOrder, c.Type); i >= 0 {
+			return i
+		}
+		return len(conditionOrder)
+	}
+	slices.SortStableFunc(sorted, func(x, y metav1.Condition) int {
+		if d := rank(x) - rank(y); d != 0 {
+			return d
+		}
+		return strings.Compare(x.Type, y.Type)
+	})
+	width := 0
+	for _, c := range sorted {
+		width = max(width, len(conditionLabel(c.Type))+1)
+	}
+	b.WriteString("\nConditions:\n")
+	for _, c := range sorted {
+		fmt.Fprintf(b, "  %-*s  %s\n", width, conditionLabel(c.Type)+":", conditionWords(c))
+	}
+}
+
+// conditionLabel writes a condition type in words: "ClustersSelected" is "Clusters
+// selected".
+func conditionLabel(kind string) string {
+	var b strings.Builder
+	for i, r := range kind {
+		if i > 0 && unicode.IsUpper(r) {
+			b.WriteRune(' ')
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// conditionWords says a condition in words: "yes (message)", "no — Reason: message".
+func conditionWords(c metav1.Condition) string {
+	switch c.Status {
+	case metav1.ConditionTrue:
+		if c.Message == "" {
+			return "yes"
+		}
+		return "yes (" + c.Message + ")"
+	case metav1.ConditionFalse:
+		return "no — " + reasonAndMessage(c.Reason, c.Message)
+	}
+	return "unknown — " + reasonAndMessage(c.Reason, c.Message)
+}
+
+func reasonAndMessage(reason, message string) string {
+	switch {
+	case message == "":
+		return reason
+	case reason == "":
+		return message
+	}
+	return reason + ": " + message
+}
+
+// writeBatch writes the current batch: its place in the plan, its times and its clusters.
+func writeBatch(b *strings.Builder, p painter, st ranv1alpha1.ClusterGroupUpgradeStatus, now time.Time) error {
+	cb := st.CurrentBatch
+	if cb == nil {
+		return nil
+	}
+	b.WriteString("\n" + batchHeadline(st, now) + "\n")
+	t := &table{header: []string{"CLUSTER", "STATE", "POLICY", "SINCE"}}
+	for _, c := range cb.Clusters {
+		var since time.Time
+		if c.Since != nil {
+			since = c.Since.Time
+		}
+		t.add(plain(c.Name), stateCell(string(c.State)), plain(orDash(c.CurrentPolicy)), plain(age(since, now)))
+	}
+	if err := t.write(b, p, "  "); err != nil {
+		return err
+	}
+	if cb.ClustersNotShown > 0 {
+		fmt.Fprintf(b, "  and %d more\n", cb.ClustersNotShown)
+	}
+	return nil
+}
+
+// batchHeadline is "Batch 2 of 5 (canary), started 4m ago, times out in 12m".
+func batchHeadline(st ranv1alpha1.ClusterGroupUpgradeStatus, now time.Time) string {
+	cb := st.CurrentBatch
+	line := fmt.Sprintf("Batch %d", cb.Index)
+	if st.Plan != nil {
+		line += fmt.Sprintf(" of %d", st.Plan.Batches)
+	}
+	if cb.Canary {
+		line += " (canary)"
+	}
+	if cb.StartedAt != nil {
+		line += ", started " + ago(cb.StartedAt.Time, now)
+	}
+	switch {
+	case cb.TimeoutAt == nil:
+	case cb.TimeoutAt.After(now):
+		line += ", times out in " + humanDuration(cb.TimeoutAt.Sub(now))
+	default:
+		line += ", deadline passed " + ago(cb.TimeoutAt.Time, now)
+	}
+	return line
+}
+
+// timeLeft returns the label and text of the line about the overall deadline: the time
+// left before it, or when the rollout completed.
+func timeLeft(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) (string, string) {
+	minutes := 0
+	if rs := cgu.Spec.RemediationStrategy; rs != nil {
+		minutes = rs.Timeout
+	}
+	st := cgu.Status
+	total := timeout.Overall(time.Time{}, minutes).Sub(time.Time{})
+	switch {
+	case st.CompletedAt != nil && st.StartedAt != nil:
+		return "Completed", fmt.Sprintf("%s, after %s", ago(st.CompletedAt.Time, now), humanDuration(st.CompletedAt.Sub(st.StartedAt.Time)))
+	case st.CompletedAt != nil:
+		return "Completed", ago(st.CompletedAt.Time, now)
+	case st.StartedAt == nil:
+		return "Time left", humanDuration(total) + ", counted from the start"
+	}
+	deadline := timeout.Overall(st.StartedAt.Time, minutes)
+	if left := timeout.Left(deadline, now); left > 0 {
+		return "Time left", fmt.Sprintf("%s of %s (started %s)", humanDuration(left), humanDuration(total), ago(st.StartedAt.Time, now))
+	}
+	return "Time left", fmt.Sprintf("none: ran out %s (timeout %s)", ago(deadline, now), humanDuration(total))
+}
+
+// waitingNamed is how many clusters the "Waiting for" sentence names.
+const waitingNamed = 3
+
+// waitingFor says in one sentence what the rollout waits for.
+func waitingFor(cgu *ranv1alpha1.ClusterGroupUpgrade) string {
+	st := cgu.Status
+	switch st.State {
+	case ranv1alpha1.StateCompleted:
+		return "nothing: completed"
+	case ranv1alpha1.StateTimedOut:
+		return "late clusters to comply (still watching)"
+	case ranv1alpha1.StateNotCompleted:
+		return batchWait(st)
+	case ranv1alpha1.StateNotStarted, ranv1alpha1.StateCannotStart:
+		return startWait(cgu)
+	}
+	return "the operator to look at it"
+}
+
+// blockingReasons are the Progressing reasons of a rollout waiting on other CGUs.
+var blockingReasons = []string{ranv1alpha1.ReasonMissingBlockingCR, ranv1alpha1.ReasonIncompleteBlockingCR, ranv1alpha1.ReasonBlockingCRCycle}
+
+// startWait says what a rollout that has not started waits for, from its Progressing
+// condition.
+func startWait(cgu *ranv1alpha1.ClusterGroupUpgrade) string {
+	enabled := cgu.Spec.Enable == nil || *cgu.Spec.Enable
+	var progressing *metav1.Condition
+	for i, c := range cgu.Status.Conditions {
+		if c.Type == ranv1alpha1.ConditionProgressing {
+			progressing = &cgu.Status.Conditions[i]
+		}
+	}
+	switch {
+	case progressing == nil && enabled:
+		return "the operator to start it"
+	case progressing == nil, progressing.Reason == ranv1alpha1.ReasonNotEnabled:
+		return "spec.enable to be true"
+	case slices.Contains(blockingReasons, progressing.Reason):
+		return "a blocking CGU: " + progressing.Message
+	}
+	fix := "the spec to be fixed: " + reasonAndMessage(progressing.Reason, progressing.Message)
+	if !enabled {
+		fix += "; then spec.enable to be true"
+	}
+	return fix
+}
+
+// batchWait says which clusters of the current batch the rollout waits for.
+func batchWait(st ranv1alpha1.ClusterGroupUpgradeStatus) string {
+	cb := st.CurrentBatch
+	if cb == nil {
+		return "the next batch to start"
+	}
+	var waiting []string
+	for _, c := range cb.Clusters {
+		if terminal(c.State) {
+			continue
+		}
+		if c.CurrentPolicy != "" {
+			waiting = append(waiting, fmt.Sprintf("%s (%s)", c.Name, c.CurrentPolicy))
+		} else {
+			waiting = append(waiting, c.Name)
+		}
+	}
+	// The clusters not done come first and may not all be shown; the counts have them all.
+	n := max(len(waiting), st.Counts.InProgress)
+	if n == 0 {
+		return fmt.Sprintf("batch %d to end", cb.Index)
+	}
+	named := strings.Join(waiting[:min(len(waiting), waitingNamed)], ", ")
+	if rest := n - min(len(waiting), waitingNamed); rest > 0 {
+		named += fmt.Sprintf(" and %d more", rest)
+	}
+	return fmt.Sprintf("%s of batch %d to comply: %s", plural(n, "cluster"), cb.Index, named)
+}
+
+// terminal reports whether a cluster state is never left.
+func terminal(s ranv1alpha1.ClusterState) bool {
+	return s == ranv1alpha1.ClusterCompleted || s == ranv1alpha1.ClusterTimedOut || s == ranv1alpha1.ClusterFailed
+}

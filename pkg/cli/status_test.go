@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+// upgrade returns a CGU in a state, with conditions and the current batch given.
+func upgrade(state ranv1alpha1.UpgradeState, enable bool, batch *ranv1alpha1.BatchStatus, conditions ...metav1.Condition) *ranv1alpha1.ClusterGroupUpgrade {
+	return &ranv1alpha1.ClusterGroupUpgrade{
+		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{Enable: ptr.To(enable)},
+		Status: ranv1alpha1.ClusterGroupUpgradeStatus{State: state, CurrentBatch: batch, Conditions: conditions,
+			Counts: ranv1alpha1.ClusterCounts{InProgress: countWaiting(batch)}},
+	}
+}
+
+func countWaiting(b *ranv1alpha1.BatchStatus) int {
+	n := 0
+	if b != nil {
+		for _, c := range b.Clusters {
+			if c.State == ranv1alpha1.ClusterInProgress {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func progressing(reason, message string) metav1.Condition {
+	return metav1.Condition{Type: ranv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reason, Message: message}
+}
+
+func inProgress(name, policy string) ranv1alpha1.ClusterProgress {
+	return ranv1alpha1.ClusterProgress{Name: name, State: ranv1alpha1.ClusterInProgress, CurrentPolicy: policy}
+}
+
+func completed(name string) ranv1alpha1.ClusterProgress {
+	return ranv1alpha1.ClusterProgress{Name: name, State: ranv1alpha1.ClusterCompleted}
+}
+
+func TestWaitingFor(t *testing.T) {
+	cases := map[string]struct {
+		cgu  *ranv1alpha1.ClusterGroupUpgrade
+		want string
+	}{
+		"not enabled": {
+			cgu:  upgrade(ranv1alpha1.StateNotStarted, false, nil, progressing(ranv1alpha1.ReasonNotEnabled, "Not enabled: set spec.enable to true to start")),
+			want: "spec.enable to be true",
+		},
+		"not enabled, before the operator's first status": {
+			cgu:  upgrade("", false, nil),
+			want: "the operator to look at it",
+		},
+		"enabled, not looked at yet": {
+			cgu:  upgrade(ranv1alpha1.StateNotStarted, true, nil),
+			want: "the operator to start it",
+		},
+		"blocked by another CGU": {
+			cgu: upgrade(ranv1alpha1.StateCannotStart, true, nil, progressing(ranv1alpha1.ReasonIncompleteBlockingCR,
+				"Blocked by ClusterGroupUpgrades that have not completed: ztp/platform (NotCompleted)")),
+			want: "a blocking CGU: Blocked by ClusterGroupUpgrades that have not completed: ztp/platform (NotCompleted)",
+		},
+		"an invalid spec, enabled": {
+			cgu: upgrade(ranv1alpha1.StateCannotStart, true, nil, progressing(ranv1alpha1.ReasonNotAllManagedPoliciesExist,
+				"Managed policies not found on the selected clusters: operators")),
+			want: "the spec to be fixed: NotAllManagedPoliciesExist: Managed policies not found on the selected clusters: operators",
+		},
+		"an invalid spec, not enabled": {
+			cgu:  upgrade(ranv1alpha1.StateNotStarted, false, nil, progressing(ranv1alpha1.ReasonClusterNotFound, "Clusters not found on the hub: x")),
+			want: "the spec to be fixed: ClusterNotFound: Clusters not found on the hub: x; then spec.enable to be true",
+		},
+		"one cluster of the batch": {
+			cgu: upgrade(ranv1alpha1.StateNotCompleted, true, &ranv1alpha1.BatchStatus{Index: 2, Canary: true,
+				Clusters: []ranv1alpha1.ClusterProgress{inProgress("spoke-7", "upgrade"), completed("spoke-8")}}),
+			want: "1 cluster of batch 2 to comply: spoke-7 (upgrade)",
+		},
+		"the first few of many clusters": {
+			cgu: upgrade(ranv1alpha1.StateNotCompleted, true, &ranv1alpha1.BatchStatus{Index: 3, Clusters: []ranv1alpha1.ClusterProgress{
+				inProgress("a", "upgrade"), inProgress("b", "operators"), inProgress("c", "upgrade"), inProgress("d", "upgrade"), completed("e"),
+			}}),
+			want: "4 clusters of batch 3 to comply: a (upgrade), b (operators), c (upgrade) and 1 more",
+		},
+		"clusters not shown count too": {
+			cgu: func() *ranv1alpha1.ClusterGroupUpgrade {
+				c := upgrade(ranv1alpha1.StateNotCompleted, true, &ranv1alpha1.BatchStatus{Index: 1,
+					Clusters: []ranv1alpha1.ClusterProgress{inProgress("a", "upgrade")}, ClustersNotShown: 9})
+				c.Status.Counts.InProgress = 10
+				return c
+			}(),
+			want: "10 clusters of batch 1 to comply: a (upgrade) and 9 more",
+		},
+		"a batch about to end": {
+			cgu:  upgrade(ranv1alpha1.StateNotCompleted, true, &ranv1alpha1.BatchStatus{Index: 4, Clusters: []ranv1alpha1.ClusterProgress{completed("a")}}),
+			want: "batch 4 to end",
+		},
+		"timed out": {
+			cgu:  upgrade(ranv1alpha1.StateTimedOut, true, nil),
+			want: "late clusters to comply (still watching)",
+		},
+		"completed": {
+			cgu:  upgrade(ranv1alpha1.StateCompleted, true, nil),
+			want: "nothing: completed",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := waitingFor(tc.cgu); got != tc.want {
+				t.Errorf("waitingFor = %q\nwant          %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestConditionWords(t *testing.T) {
+	cases := map[string]struct {
+		c    metav1.Condition
+		want string
+	}{
+		"true with a message": {metav1.Condition{Status: metav1.ConditionTrue, Message: "12 clusters selected"}, "yes (12 clusters selected)"},
+		"true without one":    {metav1.Condition{Status: metav1.ConditionTrue}, "yes"},
+		"false": {metav1.Condition{Status: metav1.ConditionFalse, Reason: "NotAllManagedPoliciesExist", Message: "Managed policies not found: x"},
+			"no — NotAllManagedPoliciesExist: Managed policies not found: x"},
+		"unknown": {metav1.Condition{Status: metav1.ConditionUnknown, Reason: "Checking"}, "unknown — Checking"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := conditionWords(tc.c); got != tc.want {
+				t.Errorf("conditionWords = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if got := conditionLabel(ranv1alpha1.ConditionClustersSelected); got != "Clusters selected" {
+		t.Errorf("conditionLabel(ClustersSelected) = %q", got)
+	}
+}
+
+func TestTimeLeft(t *testing.T) {
+	now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { return ptr.To(metav1.NewTime(now.Add(d))) }
+	cases := map[string]struct {
+		minutes              int
+		started, completedAt *metav1.Time
+		wantLabel, wantText  string
+	}{
+		"not started, the default timeout": {wantLabel: "Time left", wantText: "4h, counted from the start"},
+		"running": {minutes: 60, started: at(-4 * time.Minute),
+			wantLabel: "Time left", wantText: "56m of 1h (started 4m ago)"},
+		"past the deadline": {minutes: 60, started: at(-65 * time.Minute),
+			wantLabel: "Time left", wantText: "none: ran out 5m ago (timeout 1h)"},
+		"completed": {started: at(-2 * time.Hour), completedAt: at(-3 * time.Minute),
+			wantLabel: "Completed", wantText: "3m ago, after 1h57m"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cgu := &ranv1alpha1.ClusterGroupUpgrade{
+				Spec:   ranv1alpha1.ClusterGroupUpgradeSpec{RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{Timeout: tc.minutes}},
+				Status: ranv1alpha1.ClusterGroupUpgradeStatus{StartedAt: tc.started, CompletedAt: tc.completedAt},
+			}
+			label, text := timeLeft(cgu, now)
+			if label != tc.wantLabel || text != tc.wantText {
+				t.Errorf("timeLeft = %q, %q; want %q, %q", label, text, tc.wantLabel, tc.wantText)
+			}
+		})
+	}
+}
+
+func TestStateExitCode(t *testing.T) {
+	cases := map[ranv1alpha1.UpgradeState]int{
+		ranv1alpha1.StateCompleted:    0,
+		ranv1alpha1.StateNotStarted:   10,
+		ranv1alpha1.StateNotCompleted: 10,
+		"":                            10,
+		ranv1alpha1.StateCannotStart:  11,
+		ranv1alpha1.StateTimedOut:     12,
+	}
+	for state, want := range cases {
+		if got := StateExitCode(state); got != want {
+			t.Errorf("StateExitCode(%q) = %d, want %d", state, got, want)
+		}
+	}
+}
+
+func TestWriteStatusColour(t *testing.T) {
+	now := time.Date(2026, 11, 21, 8, 4, 0, 0, time.UTC)
+	started := metav1.NewTime(now.Add(-4 * time.Minute))
+	cgu := upgrade(ranv1alpha1.StateNotCompleted, true, &ranv1alpha1.BatchStatus{Index: 1, Canary: true, StartedAt: &started,
+		Clusters: []ranv1alpha1.ClusterProgress{inProgress("spoke-7", "upgrade"), completed("spoke-8")}})
+	cases := map[string]struct {
+		on   bool
+		want []string
+	}{
+		"colour on":  {true, []string{"State:        \x1b[36mNotCompleted\x1b[0m\n", "spoke-7  \x1b[36mInProgress\x1b[0m  upgrade", "\x1b[32mCompleted\x1b[0m"}},
+		"colour off": {false, []string{"State:        NotCompleted\n", "spoke-7  InProgress  upgrade", "Batch 1 (canary), started 4m ago\n"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var b strings.Builder
+			if err := writeStatus(&b, painter{on: tc.on}, cgu, now); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("status does not contain %q:\n%s", want, b.String())
+				}
+			}
+			if !tc.on && strings.Contains(b.String(), "\x1b") {
+				t.Errorf("status has escape sequences with colour off:\n%q", b.String())
+			}
+		})
+	}
+}
