@@ -50,6 +50,14 @@ type ClusterGroupUpgradeBatchStatus struct {
 	// rollout ended during the batch.
 	// +optional
 	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	// EndsRollout is true on the batch whose end ended the rollout before its last batch
+	// (a canary or Abort timeout, the failure budget, the overall timeout).
+	// +optional
+	EndsRollout bool `json:"endsRollout,omitempty"`
+	// PausedBefore is how long the rollout had been paused when the batch started; only
+	// later pauses move the batch's deadline.
+	// +optional
+	PausedBefore *metav1.Duration `json:"pausedBefore,omitempty"`
 	// Clusters holds each cluster's progress, once its batch has started.
 	// +optional
 	// +kubebuilder:validation:MaxItems=250

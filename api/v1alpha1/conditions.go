@@ -89,6 +89,20 @@ const (
 	// ReasonBlockingCRCycle (Progressing=False): the blocking CGUs form a cycle through
 	// this one; the message lists the cycle.
 	ReasonBlockingCRCycle = "BlockingCRCycle"
+	// ReasonPaused (Progressing=True): spec.paused holds the rollout; clusters already working
+	// on a policy go on.
+	ReasonPaused = "Paused"
+	// ReasonWaitingForApproval (Progressing=True): the next batch waits for an approval.
+	ReasonWaitingForApproval = "WaitingForApproval"
+	// ReasonOutsideMaintenanceWindow (Progressing=True): the next batch waits for a
+	// maintenance window; the message says when the next one opens.
+	ReasonOutsideMaintenanceWindow = "OutsideMaintenanceWindow"
+	// ReasonBatchSoaking (Progressing=True): a finished batch's clusters must stay compliant
+	// a while before the batch counts as done.
+	ReasonBatchSoaking = "BatchSoaking"
+	// ReasonFailureBudgetExceeded (Progressing=False, Succeeded=False): more clusters failed
+	// or timed out than spec.maxFailures allows; no new batch started.
+	ReasonFailureBudgetExceeded = "FailureBudgetExceeded"
 	// ReasonInProgress (Progressing=True, Succeeded=False, PrecachingSucceeded=False): work
 	// is under way.
 	ReasonInProgress = "InProgress"

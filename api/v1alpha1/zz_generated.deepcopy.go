@@ -298,6 +298,11 @@ func (in *ClusterGroupUpgradeBatchStatus) DeepCopyInto(out *ClusterGroupUpgradeB
 		in, out := &in.FinishedAt, &out.FinishedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.PausedBefore != nil {
+		in, out := &in.PausedBefore, &out.PausedBefore
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Clusters != nil {
 		in, out := &in.Clusters, &out.Clusters
 		*out = make([]ClusterProgress, len(*in))

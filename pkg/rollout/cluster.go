@@ -46,10 +46,20 @@ func (c Cluster) Terminal() bool {
 // without a new fact (a soak ending, the deadline), or the zero time when only new facts
 // matter.
 func Step(c Cluster, policies []Policy, now, deadline time.Time) (Cluster, time.Time) {
+	return step(c, policies, now, deadline, false)
+}
+
+// step is Step; hold keeps a cluster from starting anything new (a pause): a Pending cluster
+// stays Pending and a cluster done with a policy does not start the next one, though it may
+// complete.
+func step(c Cluster, policies []Policy, now, deadline time.Time, hold bool) (Cluster, time.Time) {
 	if c.Terminal() {
 		return c, time.Time{}
 	}
 	if c.State != ranv1alpha1.ClusterInProgress {
+		if hold {
+			return c, time.Time{}
+		}
 		c = Cluster{State: ranv1alpha1.ClusterInProgress, Policy: 0, Since: now}
 	}
 	for c.Policy < len(policies) {
@@ -63,6 +73,9 @@ func Step(c Cluster, policies []Policy, now, deadline time.Time) (Cluster, time.
 		}
 		if soaked := c.CompliantSince.Add(p.Soak); now.Before(soaked) {
 			return timeOut(c, now, deadline, soaked)
+		}
+		if hold && c.Policy+1 < len(policies) {
+			return timeOut(c, now, deadline, time.Time{})
 		}
 		c = Cluster{State: ranv1alpha1.ClusterInProgress, Policy: c.Policy + 1, Since: now}
 	}

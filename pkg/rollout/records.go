@@ -22,8 +22,9 @@ import (
 // last one started), its clusters, and the final states of the batches that ended.
 func Recorded(records []ranv1alpha1.ClusterGroupUpgradeBatch, policies []string, started time.Time) Progress {
 	p := Progress{Started: started, Clusters: map[string]Cluster{}}
-	current := 0
+	current, batches := 0, 0
 	for _, r := range records {
+		batches = max(batches, r.Spec.Index)
 		if r.Status.StartedAt != nil && r.Spec.Index > current {
 			current = r.Spec.Index
 		}
@@ -32,6 +33,7 @@ func Recorded(records []ranv1alpha1.ClusterGroupUpgradeBatch, policies []string,
 		return p
 	}
 	p.Batch = current - 1
+	endsRollout := false
 	for _, r := range records {
 		if r.Status.FinishedAt != nil {
 			countRecorded(&p.Done, r.Status.Clusters)
@@ -40,11 +42,16 @@ func Recorded(records []ranv1alpha1.ClusterGroupUpgradeBatch, policies []string,
 			continue
 		}
 		p.BatchStarted = r.Status.StartedAt.Time
-		p.Finished = p.Finished || r.Status.FinishedAt != nil
+		p.BatchEnded = p.BatchEnded || r.Status.FinishedAt != nil
+		endsRollout = endsRollout || r.Status.EndsRollout
+		if r.Status.PausedBefore != nil {
+			p.PausedBeforeBatch = r.Status.PausedBefore.Duration
+		}
 		for _, cp := range r.Status.Clusters {
 			p.Clusters[cp.Name] = clusterFrom(cp, policies)
 		}
 	}
+	p.Finished = p.BatchEnded && (current == batches || endsRollout)
 	if p.Started.IsZero() {
 		p.Started = p.BatchStarted
 	}
@@ -90,14 +97,18 @@ func RecordStatuses(records []ranv1alpha1.ClusterGroupUpgradeBatch, d Decision, 
 	type batchState struct {
 		started, deadline, finished time.Time
 		clusters                    map[string]Cluster
+		endsRollout                 bool
+		pausedBefore                time.Duration
 	}
 	states := map[int]batchState{}
-	for _, e := range d.Ended {
-		states[e.Index+1] = batchState{started: e.Started, deadline: e.Deadline, finished: now, clusters: e.Clusters}
+	for i, e := range d.Ended {
+		states[e.Index+1] = batchState{started: e.Started, deadline: e.Deadline, finished: now, clusters: e.Clusters,
+			endsRollout: d.EndedEarly && i == len(d.Ended)-1}
 	}
-	if started := !d.Progress.Started.IsZero(); started && !d.Progress.Finished && len(p.Batches) > 0 {
-		states[d.Progress.Batch+1] = batchState{
-			started: d.Progress.BatchStarted, deadline: d.BatchDeadline, clusters: d.Progress.Clusters,
+	pr := d.Progress
+	if started := !pr.Started.IsZero(); started && !pr.Finished && !pr.BatchEnded && len(p.Batches) > 0 {
+		states[pr.Batch+1] = batchState{
+			started: pr.BatchStarted, deadline: d.BatchDeadline, clusters: pr.Clusters, pausedBefore: pr.PausedBeforeBatch,
 		}
 	}
 	out := map[string]ranv1alpha1.ClusterGroupUpgradeBatchStatus{}
@@ -108,6 +119,10 @@ func RecordStatuses(records []ranv1alpha1.ClusterGroupUpgradeBatch, d Decision, 
 		}
 		st := ranv1alpha1.ClusterGroupUpgradeBatchStatus{
 			StartedAt: stamp(s.started), TimeoutAt: stamp(s.deadline), FinishedAt: stamp(s.finished),
+			EndsRollout: s.endsRollout, PausedBefore: r.Status.PausedBefore,
+		}
+		if st.PausedBefore == nil && s.pausedBefore > 0 {
+			st.PausedBefore = &metav1.Duration{Duration: s.pausedBefore.Round(time.Second)}
 		}
 		for _, name := range r.Spec.Clusters {
 			st.Clusters = append(st.Clusters, progressRecord(name, s.clusters[name], policies))
@@ -141,7 +156,8 @@ func stamp(t time.Time) *metav1.Time {
 }
 
 func sameRecordStatus(a, b ranv1alpha1.ClusterGroupUpgradeBatchStatus) bool {
-	return sameStamp(a.StartedAt, b.StartedAt) && sameStamp(a.TimeoutAt, b.TimeoutAt) &&
+	return a.EndsRollout == b.EndsRollout && samePause(a.PausedBefore, b.PausedBefore) &&
+		sameStamp(a.StartedAt, b.StartedAt) && sameStamp(a.TimeoutAt, b.TimeoutAt) &&
 		sameStamp(a.FinishedAt, b.FinishedAt) && slices.EqualFunc(a.Clusters, b.Clusters, sameProgress)
 }
 
@@ -155,4 +171,11 @@ func sameStamp(a, b *metav1.Time) bool {
 		return a == b
 	}
 	return a.Unix() == b.Unix()
+}
+
+func samePause(a, b *metav1.Duration) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Duration == b.Duration
 }

@@ -61,7 +61,7 @@ func counts(d Decision, p plan.Plan) ranv1alpha1.ClusterCounts {
 	}
 	c := d.Progress.Done
 	c.Total, c.Pending, c.InProgress = total, 0, 0
-	if !d.Progress.Finished {
+	if !d.Progress.Finished && !d.Progress.BatchEnded { // an ended batch is in Done already
 		countStates(&c, p.Batches[d.Progress.Batch], d.Progress.Clusters)
 	}
 	c.Pending = total - c.Completed - c.TimedOut - c.Failed - c.InProgress

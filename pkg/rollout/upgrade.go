@@ -24,6 +24,12 @@ type Progress struct {
 	BatchStarted time.Time
 	// Clusters are the clusters of the current batch, by name.
 	Clusters map[string]Cluster
+	// PausedBeforeBatch is how long the rollout had been paused when the current batch
+	// started: only later pauses move the batch's deadline.
+	PausedBeforeBatch time.Duration
+	// BatchEnded is true once the current batch ended and the next has not started: the
+	// rollout waits between two batches.
+	BatchEnded bool
 	// Finished is true once the rollout ran its last batch or ended early; it then only
 	// waits for every cluster to become compliant (TimedOut) or is Completed.
 	Finished bool
@@ -49,6 +55,8 @@ type Facts struct {
 	// Policies returns, for a cluster, the facts of each managed policy in order.
 	Policies func(cluster string) []Policy
 	Progress Progress
+	// Gates hold the rollout back between steps; the zero value holds nothing back.
+	Gates Gates
 }
 
 // Decision is the outcome: the state, the progress to record, and when to look again.
@@ -67,6 +75,11 @@ type Decision struct {
 	// Ended are the batches that ended in this decision, in order, with the final state
 	// of their clusters; the last one may be the current batch when the rollout finished.
 	Ended []EndedBatch
+	// Waiting says what the rollout waits for between two batches, nil when it does not.
+	Waiting *Wait
+	// EndedEarly is true when the rollout finished before its last batch (a canary timed
+	// out, Abort, the failure budget, the overall timeout).
+	EndedEarly bool
 }
 
 // EndedBatch is a batch that ended: every cluster completed or timed out, or the rollout
@@ -106,7 +119,7 @@ func decideStart(f Facts) Decision {
 	if f.Blocked != nil {
 		return Decision{State: ranv1alpha1.StateCannotStart, Reason: f.Blocked.Reason, Message: f.Blocked.Message}
 	}
-	f.Progress = Progress{Started: f.Now, Batch: 0, BatchStarted: f.Now, Clusters: map[string]Cluster{}}
+	f.Progress = Progress{Started: f.Now, Batch: 0, BatchStarted: f.Now, Clusters: map[string]Cluster{}, PausedBeforeBatch: f.Gates.PausedFor}
 	if len(f.Plan.Batches) == 0 {
 		f.Progress.Finished = true
 		return decideFinished(f)
@@ -115,32 +128,86 @@ func decideStart(f Facts) Decision {
 }
 
 // decideBatch steps the clusters of the current batch and moves to the next batch, or ends
-// the rollout, when the batch is done.
+// the rollout, when the batch is done and the gates let it.
 func decideBatch(f Facts) Decision {
 	p := f.Progress
-	overall := timeout.Overall(p.Started, f.TimeoutMinutes)
+	shiftOverall, shiftBatch := f.Gates.shift(p)
+	overall := timeout.Overall(p.Started, f.TimeoutMinutes).Add(shiftOverall)
 	var ended []EndedBatch
 	for {
 		batch := f.Plan.Batches[p.Batch]
-		deadline := timeout.Batch(p.BatchStarted, overall, len(f.Plan.Batches)-p.Batch)
-		clusters, enforce, wake := stepBatch(f, batch, p.Clusters, deadline)
-		p.Clusters = clusters
-		if !allTerminal(clusters, batch) {
-			return Decision{State: ranv1alpha1.StateNotCompleted, Reason: ranv1alpha1.ReasonInProgress,
-				Message: batchMessage(p.Batch, len(f.Plan.Batches), clusters, batch), Progress: p,
-				BatchDeadline: deadline, Enforce: enforce, Wake: wake, Ended: ended}
+		deadline := timeout.Batch(p.BatchStarted, overall.Add(-shiftBatch), len(f.Plan.Batches)-p.Batch).Add(shiftBatch)
+		if !p.BatchEnded {
+			d, done := runBatch(f, &p, batch, deadline)
+			if !done {
+				d.Ended = ended
+				return d
+			}
+			ended = append(ended, EndedBatch{Index: p.Batch, Started: p.BatchStarted, Deadline: deadline, Clusters: p.Clusters})
+			if d, finished := finishIfOver(f, p, batch, overall); finished {
+				d.Ended = ended
+				return d
+			}
 		}
-		countStates(&p.Done, batch, clusters) // every cluster of the batch is terminal here
-		ended = append(ended, EndedBatch{Index: p.Batch, Started: p.BatchStarted, Deadline: deadline, Clusters: clusters})
-		if stop, _ := batchEnds(f, batch, clusters); stop || p.Batch+1 >= len(f.Plan.Batches) {
-			p.Finished = true
-			f.Progress = p
-			d := decideFinished(f)
-			d.Ended = ended
-			return d
+		if w, wake := gate(f, p.Batch+1); w != nil {
+			return Decision{State: ranv1alpha1.StateNotCompleted, Reason: w.Reason, Message: w.Message,
+				Progress: p, Waiting: w, Wake: wake, Ended: ended}
 		}
-		p = Progress{Started: p.Started, Batch: p.Batch + 1, BatchStarted: f.Now, Clusters: map[string]Cluster{}, Done: p.Done}
+		p = Progress{Started: p.Started, Batch: p.Batch + 1, BatchStarted: f.Now, Clusters: map[string]Cluster{}, Done: p.Done,
+			PausedBeforeBatch: f.Gates.PausedFor}
+		shiftBatch = 0 // the new batch starts with the pauses so far behind it
 	}
+}
+
+// runBatch steps the current batch. It returns done once every cluster is terminal and the
+// batch soaked, having counted the batch into the progress; otherwise the decision to
+// return.
+func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decision, bool) {
+	clusters, enforce, wake := stepBatch(f, batch, p.Clusters, deadline)
+	p.Clusters = clusters
+	if !allTerminal(clusters, batch) {
+		reason := ranv1alpha1.ReasonInProgress
+		if f.Gates.Paused {
+			reason = ranv1alpha1.ReasonPaused
+		}
+		return Decision{State: ranv1alpha1.StateNotCompleted, Reason: reason,
+			Message: batchMessage(p.Batch, len(f.Plan.Batches), clusters, batch), Progress: *p,
+			BatchDeadline: deadline, Enforce: enforce, Wake: wake}, false
+	}
+	if until, settled := soakUntil(f, batch, clusters); !settled || f.Now.Before(until) {
+		w := &Wait{Reason: ranv1alpha1.ReasonBatchSoaking, Batch: p.Batch + 1,
+			Message: fmt.Sprintf("Batch %d soaks: its clusters must stay compliant until %s", p.Batch+1, until.UTC().Format(time.RFC3339))}
+		if !settled {
+			w.Message = fmt.Sprintf("Batch %d soaks: a completed cluster is no longer compliant", p.Batch+1)
+		}
+		return Decision{State: ranv1alpha1.StateNotCompleted, Reason: w.Reason, Message: w.Message, Progress: *p,
+			BatchDeadline: deadline, Waiting: w, Wake: until}, false
+	}
+	countStates(&p.Done, batch, clusters) // every cluster of the batch is terminal here
+	p.BatchEnded = true
+	return Decision{}, true
+}
+
+// finishIfOver ends the rollout after a batch ended: its last batch, a canary or Abort
+// timeout, the failure budget spent, or the overall deadline passed.
+func finishIfOver(f Facts, p Progress, batch plan.Batch, overall time.Time) (Decision, bool) {
+	stop, _ := batchEnds(f, batch, p.Clusters)
+	last := p.Batch+1 >= len(f.Plan.Batches)
+	budget := overBudget(f.Gates, p.Done)
+	late := !f.Now.Before(overall)
+	if !stop && !last && !budget && !late {
+		return Decision{}, false
+	}
+	p.Finished = true
+	f.Progress = p
+	d := decideFinished(f)
+	d.EndedEarly = !last
+	if budget && d.State == ranv1alpha1.StateTimedOut {
+		d.Reason = ranv1alpha1.ReasonFailureBudgetExceeded
+		d.Message = fmt.Sprintf("%d clusters failed or timed out, more than spec.maxFailures (%d) allows; no new batch starts",
+			p.Done.Failed+p.Done.TimedOut, *f.Gates.MaxFailures)
+	}
+	return d, true
 }
 
 func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline time.Time) (map[string]Cluster, map[int][]string, time.Time) {
@@ -148,7 +215,7 @@ func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline 
 	enforce := map[int][]string{}
 	var wake time.Time
 	for _, name := range batch.Clusters {
-		c, again := Step(previous[name], f.Policies(name), f.Now, deadline)
+		c, again := step(previous[name], f.Policies(name), f.Now, deadline, f.Gates.Paused)
 		clusters[name] = c
 		if c.State == ranv1alpha1.ClusterInProgress {
 			enforce[c.Policy] = append(enforce[c.Policy], name)

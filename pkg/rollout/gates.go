@@ -1,0 +1,102 @@
+package rollout
+
+import (
+	"fmt"
+	"time"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+)
+
+// Gates hold a rollout back between its steps, whatever its clusters do: a pause, the
+// maintenance windows, approvals, the failure budget and the soak of a finished batch. The
+// zero value holds nothing back.
+type Gates struct {
+	// Paused stops the rollout from starting anything new: no batch, no cluster, no next
+	// policy; clusters working on a policy go on. Paused time does not count against the
+	// timeouts.
+	Paused bool
+	// PausedFor is how long the rollout has been paused in all, the current pause included.
+	PausedFor time.Duration
+	// WindowClosed is true when no maintenance window is open now; WindowOpens says when the
+	// next one opens (zero: unknown).
+	WindowClosed bool
+	WindowOpens  time.Time
+	// NeedsApproval reports whether the batch of the given 0-based index may only start once
+	// approved, and Approved whether it was; nil needs none.
+	NeedsApproval func(batch int) bool
+	Approved      func(batch int) bool
+	// BatchSoak is how long every cluster of a finished batch must stay compliant before the
+	// batch counts as done.
+	BatchSoak time.Duration
+	// MaxFailures is how many clusters may fail or time out before no new batch starts and
+	// the rollout ends; nil means no budget.
+	MaxFailures *int
+}
+
+// Wait says what a rollout between two batches waits for.
+type Wait struct {
+	// Reason is a condition reason: Paused, WaitingForApproval, OutsideMaintenanceWindow or
+	// BatchSoaking.
+	Reason, Message string
+	// Batch is the 1-based batch that waits to start (or, for a soak, to count as done).
+	Batch int
+}
+
+// shift is how far the pauses move the overall deadline and the current batch's one (the
+// pauses since it started).
+func (g Gates) shift(p Progress) (overall, batch time.Duration) {
+	return g.PausedFor, max(g.PausedFor-p.PausedBeforeBatch, 0)
+}
+
+// soakUntil returns when the ended batch's soak ends, or the zero time when it needs none or
+// a cluster relapsed (then it waits for a new fact).
+func soakUntil(f Facts, batch plan.Batch, clusters map[string]Cluster) (time.Time, bool) {
+	if f.Gates.BatchSoak <= 0 {
+		return time.Time{}, true
+	}
+	var last time.Time
+	for _, name := range batch.Clusters {
+		c := clusters[name]
+		if c.State != ranv1alpha1.ClusterCompleted {
+			continue
+		}
+		if !compliesWithAll(f.Policies(name)) {
+			return time.Time{}, false
+		}
+		if c.Since.After(last) {
+			last = c.Since
+		}
+	}
+	if last.IsZero() {
+		return time.Time{}, true
+	}
+	return last.Add(f.Gates.BatchSoak), true
+}
+
+// overBudget reports whether the failed and timed-out clusters exceed the failure budget.
+func overBudget(g Gates, done ranv1alpha1.ClusterCounts) bool {
+	return g.MaxFailures != nil && done.Failed+done.TimedOut > *g.MaxFailures
+}
+
+// gate returns what keeps the next batch (0-based index next) from starting, if anything,
+// and when to look again without a new fact.
+func gate(f Facts, next int) (*Wait, time.Time) {
+	g := f.Gates
+	n := next + 1
+	switch {
+	case g.Paused:
+		return &Wait{Reason: ranv1alpha1.ReasonPaused, Batch: n,
+			Message: fmt.Sprintf("Paused before batch %d: set spec.paused to false to resume", n)}, time.Time{}
+	case g.NeedsApproval != nil && g.NeedsApproval(next) && (g.Approved == nil || !g.Approved(next)):
+		return &Wait{Reason: ranv1alpha1.ReasonWaitingForApproval, Batch: n,
+			Message: fmt.Sprintf("Batch %d waits for approval (kubectl cgu approve)", n)}, time.Time{}
+	case g.WindowClosed:
+		msg := fmt.Sprintf("Batch %d waits for a maintenance window", n)
+		if !g.WindowOpens.IsZero() {
+			msg += " opening at " + g.WindowOpens.UTC().Format(time.RFC3339)
+		}
+		return &Wait{Reason: ranv1alpha1.ReasonOutsideMaintenanceWindow, Batch: n, Message: msg}, g.WindowOpens
+	}
+	return nil, time.Time{}
+}

@@ -1,0 +1,192 @@
+package rollout
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+)
+
+func twoBatches() []plan.Batch {
+	return []plan.Batch{{Clusters: []string{"a1"}}, {Clusters: []string{"b1"}}}
+}
+
+// gatedFleet is a fleet with the default four-hour timeout.
+func gatedFleet(t *testing.T, batches []plan.Batch, policies int) *fleet {
+	fl := newFleet(t, batches, policies)
+	fl.f.TimeoutMinutes = 240
+	return fl
+}
+
+// expectWait checks a decision waits between batches for reason, before the given batch.
+func expectWait(t *testing.T, d Decision, reason string, batch int) {
+	t.Helper()
+	if d.State != ranv1alpha1.StateNotCompleted || d.Waiting == nil || d.Waiting.Reason != reason || d.Waiting.Batch != batch || d.Reason != reason {
+		t.Fatalf("got %s/%s waiting %+v, want NotCompleted waiting %s before batch %d", d.State, d.Reason, d.Waiting, reason, batch)
+	}
+	if len(d.Enforce) != 0 {
+		t.Fatalf("a waiting rollout enforces %v", d.Enforce)
+	}
+}
+
+func TestApprovalGate(t *testing.T) {
+	fl := gatedFleet(t, twoBatches(), 1)
+	approved := false
+	fl.f.Gates = Gates{NeedsApproval: func(b int) bool { return b == 1 }, Approved: func(int) bool { return approved }}
+	fl.decide(0)
+	fl.comply("a1", 0)
+	d := fl.decide(time.Minute)
+	expectWait(t, d, ranv1alpha1.ReasonWaitingForApproval, 2)
+	if !strings.Contains(d.Message, "kubectl cgu approve") || len(d.Ended) != 1 || !d.Progress.BatchEnded {
+		t.Fatalf("message %q, ended %d batches, batch ended %v", d.Message, len(d.Ended), d.Progress.BatchEnded)
+	}
+	expectWait(t, fl.decide(10*time.Minute), ranv1alpha1.ReasonWaitingForApproval, 2)
+	approved = true
+	d = fl.decide(11 * time.Minute)
+	fl.expect(d, ranv1alpha1.StateNotCompleted, 1, "Batch 2 of 2")
+	if got := d.Enforce[0]; len(got) != 1 || got[0] != "b1" {
+		t.Fatalf("enforce %v, want b1", d.Enforce)
+	}
+}
+
+func TestMaintenanceWindowGate(t *testing.T) {
+	fl := gatedFleet(t, twoBatches(), 1)
+	opens := t0.Add(2 * time.Hour)
+	fl.f.Gates = Gates{WindowClosed: true, WindowOpens: opens}
+	fl.f.Gates.WindowClosed = false // the first batch starts inside a window
+	fl.decide(0)
+	fl.comply("a1", 0)
+	fl.f.Gates.WindowClosed = true
+	d := fl.decide(time.Minute)
+	expectWait(t, d, ranv1alpha1.ReasonOutsideMaintenanceWindow, 2)
+	if !d.Wake.Equal(opens) || !strings.Contains(d.Message, opens.Format(time.RFC3339)) {
+		t.Fatalf("wake %v message %q, want the window's opening", d.Wake, d.Message)
+	}
+	fl.f.Gates.WindowClosed = false
+	fl.expect(fl.decide(2*time.Hour), ranv1alpha1.StateNotCompleted, 1, "Batch 2 of 2")
+}
+
+func TestBatchSoak(t *testing.T) {
+	fl := gatedFleet(t, twoBatches(), 1)
+	fl.f.Gates = Gates{BatchSoak: 30 * time.Minute}
+	fl.decide(0)
+	fl.comply("a1", 0)
+	d := fl.decide(5 * time.Minute)
+	expectWait(t, d, ranv1alpha1.ReasonBatchSoaking, 1)
+	if want := t0.Add(35 * time.Minute); !d.Wake.Equal(want) || d.Progress.BatchEnded || len(d.Ended) != 0 {
+		t.Fatalf("wake %v (want %v), batch ended %v: the batch is not done while it soaks", d.Wake, want, d.Progress.BatchEnded)
+	}
+	fl.compliant["a1"][0] = false // a relapse during the soak
+	d = fl.decide(20 * time.Minute)
+	if d.Waiting == nil || !strings.Contains(d.Message, "no longer compliant") {
+		t.Fatalf("relapse: %+v %q", d.Waiting, d.Message)
+	}
+	fl.comply("a1", 0)
+	fl.expect(fl.decide(36*time.Minute), ranv1alpha1.StateNotCompleted, 1, "Batch 2 of 2")
+}
+
+func TestFailureBudget(t *testing.T) {
+	batches := []plan.Batch{{Clusters: []string{"a1", "a2"}}, {Clusters: []string{"b1"}}, {Clusters: []string{"c1"}}}
+	fl := gatedFleet(t, batches, 1)
+	fl.f.Gates = Gates{MaxFailures: ptr.To(0)}
+	fl.decide(0)
+	fl.comply("a1", 0)
+	d := fl.decide(81 * time.Minute) // past batch 1's deadline (a third of 4 hours), a2 late
+	if d.State != ranv1alpha1.StateTimedOut || d.Reason != ranv1alpha1.ReasonFailureBudgetExceeded || !d.EndedEarly {
+		t.Fatalf("got %s/%s early %v, want TimedOut for the failure budget", d.State, d.Reason, d.EndedEarly)
+	}
+	if !strings.Contains(d.Message, "1 clusters failed or timed out, more than spec.maxFailures (0)") {
+		t.Fatalf("message %q", d.Message)
+	}
+	fl2 := gatedFleet(t, batches, 1)
+	fl2.f.Gates = Gates{MaxFailures: ptr.To(1)}
+	fl2.decide(0)
+	fl2.comply("a1", 0)
+	fl2.expect(fl2.decide(81*time.Minute), ranv1alpha1.StateNotCompleted, 1, "Batch 2 of 3")
+}
+
+// A pause holds new batches, new clusters and next policies; clusters on a policy go on and
+// may complete; the time paused moves every deadline.
+func TestPause(t *testing.T) {
+	batches := []plan.Batch{{Clusters: []string{"a1", "a2"}}, {Clusters: []string{"b1"}}}
+	fl := gatedFleet(t, batches, 2)
+	fl.decide(0)
+	fl.comply("a1", 0)
+	fl.comply("a2", 0)
+	fl.comply("a2", 1)
+	fl.f.Gates = Gates{Paused: true, PausedFor: 0}
+	d := fl.decide(time.Minute)
+	if c := d.Progress.Clusters["a1"]; c.State != ranv1alpha1.ClusterInProgress || c.Policy != 0 {
+		t.Fatalf("a1 = %+v, want held on policy 0 while paused", c)
+	}
+	if c := d.Progress.Clusters["a2"]; c.State != ranv1alpha1.ClusterInProgress || c.Policy != 0 {
+		t.Fatalf("a2 = %+v, want held on policy 0 while paused (policy 1 would start)", c)
+	}
+	if d.Reason != ranv1alpha1.ReasonPaused {
+		t.Fatalf("reason %s, want Paused", d.Reason)
+	}
+
+	by := func(paused time.Duration) Decision {
+		fl.f.Gates.PausedFor = paused
+		return fl.decide(paused + time.Minute)
+	}
+	d = by(3 * time.Hour) // paused for three hours: far past the unpaused deadline, nothing times out
+	if c := d.Progress.Clusters["a1"]; c.State == ranv1alpha1.ClusterTimedOut {
+		t.Fatal("a cluster timed out while the rollout was paused")
+	}
+	if want := t0.Add(2*time.Hour + 3*time.Hour); !d.BatchDeadline.Equal(want) {
+		t.Fatalf("deadline %v, want the unpaused one moved by three hours (%v)", d.BatchDeadline, want)
+	}
+
+	fl.f.Gates.Paused = false
+	d = fl.decide(3*time.Hour + 2*time.Minute)
+	if c := d.Progress.Clusters["a1"]; c.Policy != 1 {
+		t.Fatalf("a1 = %+v, want on policy 1 once resumed", c)
+	}
+	if c := d.Progress.Clusters["a2"]; c.State != ranv1alpha1.ClusterCompleted {
+		t.Fatalf("a2 = %+v, want completed once resumed", c)
+	}
+}
+
+func TestPauseBetweenBatches(t *testing.T) {
+	fl := gatedFleet(t, twoBatches(), 1)
+	fl.decide(0)
+	fl.comply("a1", 0)
+	fl.f.Gates = Gates{Paused: true}
+	expectWait(t, fl.decide(time.Minute), ranv1alpha1.ReasonPaused, 2)
+	fl.f.Gates = Gates{PausedFor: time.Hour}
+	d := fl.decide(time.Hour + time.Minute)
+	fl.expect(d, ranv1alpha1.StateNotCompleted, 1, "Batch 2 of 2")
+	if want := t0.Add(4*time.Hour + time.Hour); !d.BatchDeadline.Equal(want) {
+		t.Fatalf("last batch deadline %v, want the overall one moved by the hour paused (%v)", d.BatchDeadline, want)
+	}
+	if d.Progress.PausedBeforeBatch != time.Hour {
+		t.Fatalf("paused before batch 2 = %v, want the hour", d.Progress.PausedBeforeBatch)
+	}
+}
+
+// A wait between batches survives the batch records: it is read back and decided the same.
+func TestRecordsCarryAWait(t *testing.T) {
+	rf := newRecordedFleet(t, twoBatches(), 1)
+	rf.f.TimeoutMinutes = 240
+	approved := false
+	rf.f.Gates = Gates{NeedsApproval: func(b int) bool { return b == 1 }, Approved: func(int) bool { return approved }}
+	rf.decide(0)
+	rf.comply("a1", 0)
+	expectWait(t, rf.decide(time.Minute), ranv1alpha1.ReasonWaitingForApproval, 2)
+	d := rf.decide(2 * time.Minute)
+	expectWait(t, d, ranv1alpha1.ReasonWaitingForApproval, 2)
+	if d.Progress.Done.Completed != 1 || d.Progress.Finished {
+		t.Fatalf("done %+v finished %v, want batch 1 counted once and the rollout not finished", d.Progress.Done, d.Progress.Finished)
+	}
+	approved = true
+	rf.comply("b1", 0)
+	d = rf.decide(3 * time.Minute)
+	if d.State != ranv1alpha1.StateCompleted {
+		t.Fatalf("got %s %q, want Completed", d.State, d.Message)
+	}
+}
