@@ -54,8 +54,10 @@ type scope struct {
 	roots   []*policyv1.Policy
 	invalid *rollout.Problem
 
-	plan       plan.Plan
-	progress   rollout.Progress
+	plan     plan.Plan
+	progress rollout.Progress
+	// approvals are the recorded approvals and a new one from the annotations.
+	approvals  []ranv1alpha1.BatchApproval
 	decision   rollout.Decision
 	decided    bool
 	startedNow bool
@@ -132,6 +134,9 @@ func (r *ClusterGroupUpgradeReconciler) gatherStart(ctx context.Context, s *scop
 	}
 	s.blocked, s.selected, s.selectProblem = f.Blocked, f.Selected, f.SelectionProblem
 	s.roots, s.invalid, s.plan = f.Policies, f.Invalid, f.Plan
+	if s.invalid == nil && s.selectProblem == nil {
+		s.invalid = windowProblem(s.cgu)
+	}
 	return nil
 }
 
@@ -209,6 +214,8 @@ func (r *ClusterGroupUpgradeReconciler) decide(_ context.Context, s *scope) erro
 			f.Invalid = s.invalid
 		}
 	}
+	s.approvals = approvals(s.cgu, s.now)
+	f.Gates = gates(s)
 	s.decision = rollout.Decide(f)
 	s.decided = true
 	s.startedNow = !s.started && !s.decision.Progress.Started.IsZero()

@@ -57,6 +57,8 @@ func computeStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 	}
 	d := s.decision
 	rollout.Status(st, d, s.plan)
+	st.Waiting, st.Approvals = waitingStatus(d), s.approvals
+	pauseStatus(st, s.cgu.Spec.Paused, s.now)
 	if s.started && s.before.Plan != nil { // the records hold the batches, not what was left out
 		st.Plan.SkippedCompliant = s.before.Plan.SkippedCompliant
 	}
@@ -110,14 +112,14 @@ func setRolloutConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, d rollout.D
 	message := rollout.Truncate(d.Message, ranv1alpha1.MessageLimit)
 	switch d.State {
 	case ranv1alpha1.StateNotCompleted:
-		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionTrue, ranv1alpha1.ReasonInProgress, message)
+		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionTrue, d.Reason, message)
 		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, metav1.ConditionFalse, ranv1alpha1.ReasonInProgress, message)
 	case ranv1alpha1.StateCompleted:
 		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, ranv1alpha1.ReasonCompleted, message)
 		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, metav1.ConditionTrue, ranv1alpha1.ReasonCompleted, message)
 	case ranv1alpha1.StateTimedOut:
-		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, ranv1alpha1.ReasonTimedOut, message)
-		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, metav1.ConditionFalse, ranv1alpha1.ReasonTimedOut, message)
+		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, d.Reason, message)
+		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, metav1.ConditionFalse, d.Reason, message)
 	default: // NotStarted, CannotStart
 		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, d.Reason, message)
 		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionSucceeded)

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // DefaultTimeoutMinutes is the overall rollout timeout used when
@@ -133,6 +134,44 @@ const (
 	EnforcementOverride EnforcementMode = "Override"
 )
 
+// MaintenanceWindows say when new batches may start: not before StartAt, and, when Windows
+// are given, only inside one of them.
+type MaintenanceWindows struct {
+	// StartAt is when the first batch may start at the earliest.
+	// +optional
+	StartAt *metav1.Time `json:"startAt,omitempty"`
+	// Windows are recurring windows; a batch may start inside any of them.
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	Windows []MaintenanceWindow `json:"windows,omitempty"`
+}
+
+// MaintenanceWindow is a recurring window of time.
+type MaintenanceWindow struct {
+	// Days the window starts on (Monday to Sunday, or Mon to Sun); empty means every day.
+	// +optional
+	// +kubebuilder:validation:MaxItems=7
+	Days []string `json:"days,omitempty"`
+	// Start is the time of day the window opens, "HH:MM" in TimeZone.
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	Start string `json:"start"`
+	// Duration is how long the window stays open, for example "4h" (at most a week).
+	Duration metav1.Duration `json:"duration"`
+	// TimeZone is an IANA time zone name such as "Europe/Paris"; empty means UTC.
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
+}
+
+// ApprovalGates say which batches wait for an approval.
+type ApprovalGates struct {
+	// AfterCanaries makes the first batch after the canaries wait for an approval.
+	// +optional
+	AfterCanaries bool `json:"afterCanaries,omitempty"`
+	// EveryBatch makes every batch but the first wait for an approval.
+	// +optional
+	EveryBatch bool `json:"everyBatch,omitempty"`
+}
+
 // LocalPlacementReference names a Placement in the ClusterGroupUpgrade's namespace.
 type LocalPlacementReference struct {
 	// Name of the Placement.
@@ -228,6 +267,42 @@ type ClusterGroupUpgradeSpec struct {
 	// API.
 	// +optional
 	PlacementRef *LocalPlacementReference `json:"placementRef,omitempty"`
+
+	// Paused holds a running rollout: clusters working on a policy go on, no new batch,
+	// cluster or policy starts, and the time paused does not count against the timeouts.
+	// An addition to TALM's API.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// MaintenanceWindows say when new batches may start; a running batch is never
+	// interrupted. An addition to TALM's API.
+	// +optional
+	MaintenanceWindows *MaintenanceWindows `json:"maintenanceWindows,omitempty"`
+
+	// Approval makes batches wait for an approval (kubectl cgu approve). An addition to
+	// TALM's API.
+	// +optional
+	Approval *ApprovalGates `json:"approval,omitempty"`
+
+	// BatchSoak is how long every cluster of a finished batch must stay compliant before the
+	// batch counts as done and the next may start, for example "30m". An addition to TALM's
+	// API.
+	// +optional
+	BatchSoak *metav1.Duration `json:"batchSoak,omitempty"`
+
+	// MaxFailures is the failure budget: a count (3) or a percentage of the planned clusters
+	// ("10%") of failed and timed-out clusters; once exceeded no new batch starts and the
+	// rollout ends. Absent means no budget. An addition to TALM's API.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$')",message="spec.maxFailures must be a non-negative count or a percentage such as 10%"
+	MaxFailures *intstr.IntOrString `json:"maxFailures,omitempty"`
+
+	// ClusterProgressDeadline is how long a cluster may take from the start of its batch
+	// before it times out, whatever the batch's share of the timeout, for example "90m". An
+	// addition to TALM's API.
+	// +optional
+	ClusterProgressDeadline *metav1.Duration `json:"clusterProgressDeadline,omitempty"`
 }
 
 // UpgradeState is the state of a rollout.
@@ -404,6 +479,30 @@ type PrecachingStatus struct {
 	Counts map[string]int `json:"counts,omitempty"`
 }
 
+// WaitingStatus is what a rollout waits for between two batches.
+type WaitingStatus struct {
+	// Reason is Paused, WaitingForApproval, OutsideMaintenanceWindow or BatchSoaking.
+	Reason string `json:"reason"`
+	// Batch is the 1-based batch that waits.
+	Batch int `json:"batch"`
+	// Until is when the wait ends by itself (a window opening, a soak ending), if known.
+	// +optional
+	Until *metav1.Time `json:"until,omitempty"`
+}
+
+// BatchApproval records the approval of a batch.
+type BatchApproval struct {
+	// Batch is the 1-based batch approved.
+	Batch int `json:"batch"`
+	// By is who approved, as kubectl cgu approve read it from the API server
+	// (SelfSubjectReview); the annotation it writes can be written by anyone allowed to
+	// patch the ClusterGroupUpgrade, so RBAC decides who may approve.
+	// +optional
+	By string `json:"by,omitempty"`
+	// At is when the operator saw the approval.
+	At metav1.Time `json:"at"`
+}
+
 // ClusterGroupUpgradeStatus is the observed state of a rollout. It stays small whatever the
 // fleet size: per-cluster detail is bounded by ClusterDetailLimit.
 type ClusterGroupUpgradeStatus struct {
@@ -452,6 +551,20 @@ type ClusterGroupUpgradeStatus struct {
 	// Precaching is the pre-caching state, when spec.preCaching is true.
 	// +optional
 	Precaching *PrecachingStatus `json:"precaching,omitempty"`
+
+	// Waiting says what the rollout waits for between two batches, while it does.
+	// +optional
+	Waiting *WaitingStatus `json:"waiting,omitempty"`
+	// Approvals record each approved batch: which, by whom, when.
+	// +optional
+	// +kubebuilder:validation:MaxItems=1000
+	Approvals []BatchApproval `json:"approvals,omitempty"`
+	// PausedAt is when the current pause began, while spec.paused holds the rollout.
+	// +optional
+	PausedAt *metav1.Time `json:"pausedAt,omitempty"`
+	// PausedFor is the time spent paused in pauses that ended; it moves the deadlines.
+	// +optional
+	PausedFor *metav1.Duration `json:"pausedFor,omitempty"`
 }
 
 // ClusterGroupUpgrade rolls inform policies out to a group of managed clusters, batch by

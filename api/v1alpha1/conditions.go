@@ -58,6 +58,9 @@ const (
 	// template reads something the enforce copy cannot read from the CGU's namespace; the
 	// message names the policy and the expression.
 	ReasonUnsupportedHubTemplate = "UnsupportedHubTemplate"
+	// ReasonInvalidMaintenanceWindow (Validated=False): a maintenance window cannot be read;
+	// the message names the field.
+	ReasonInvalidMaintenanceWindow = "InvalidMaintenanceWindow"
 	// ReasonBackupNotSupported (Validated=False): spec.backup is true.
 	ReasonBackupNotSupported = "BackupNotSupported"
 
@@ -111,4 +114,12 @@ const (
 	// ReasonTimedOut (Progressing=False, Succeeded=False): the rollout or a canary batch
 	// ran out of time, or a batch timed out with batchTimeoutAction Abort.
 	ReasonTimedOut = "TimedOut"
+)
+
+// Annotations of a ClusterGroupUpgrade that kubectl cgu approve writes: the 1-based batch
+// approved and who approved it (as a SelfSubjectReview told the plugin). The operator
+// records each approval in status.approvals.
+const (
+	AnnotationApproveBatch = "ran.openshift.io/approve-batch"
+	AnnotationApprovedBy   = "ran.openshift.io/approved-by"
 )

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	_ "time/tzdata" // maintenance windows name IANA time zones; the image has no zoneinfo
 
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"

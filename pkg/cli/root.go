@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -124,7 +125,7 @@ func (e *env) client() (client.Client, string, error) {
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		ranv1alpha1.AddToScheme, policyv1.AddToScheme, clusterv1.Install, clusterv1beta1.Install, workv1alpha1.Install,
+		ranv1alpha1.AddToScheme, authenticationv1.AddToScheme, policyv1.AddToScheme, clusterv1.Install, clusterv1beta1.Install, workv1alpha1.Install,
 	} {
 		utilruntime.Must(add(s))
 	}
@@ -155,7 +156,8 @@ their plan of batches, and the progress of each cluster. Works as "kubectl cgu" 
 	e.config.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVar(&e.color, "color", colorAuto,
 		`When to colour the output: auto (when stdout is a terminal and NO_COLOR is not set), always or never`)
-	root.AddCommand(newListCommand(e), newStatusCommand(e), newPlanCommand(e))
+	root.AddCommand(newListCommand(e), newStatusCommand(e), newPlanCommand(e),
+		newApproveCommand(e), newPauseCommand(e), newResumeCommand(e))
 	return root
 }
 

@@ -32,6 +32,9 @@ type Gates struct {
 	// MaxFailures is how many clusters may fail or time out before no new batch starts and
 	// the rollout ends; nil means no budget.
 	MaxFailures *int
+	// ClusterDeadline is how long a cluster may take from the start of its batch (paused
+	// time aside) before it times out, whatever the batch's deadline; zero means none.
+	ClusterDeadline time.Duration
 }
 
 // Wait says what a rollout between two batches waits for.

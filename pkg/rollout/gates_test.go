@@ -99,7 +99,7 @@ func TestFailureBudget(t *testing.T) {
 	if d.State != ranv1alpha1.StateTimedOut || d.Reason != ranv1alpha1.ReasonFailureBudgetExceeded || !d.EndedEarly {
 		t.Fatalf("got %s/%s early %v, want TimedOut for the failure budget", d.State, d.Reason, d.EndedEarly)
 	}
-	if !strings.Contains(d.Message, "1 clusters failed or timed out, more than spec.maxFailures (0)") {
+	if !strings.HasPrefix(d.Message, "1 clusters failed or timed out, more than spec.maxFailures (0) allows; no new batch starts; cluster a2 is not compliant yet") {
 		t.Fatalf("message %q", d.Message)
 	}
 	fl2 := gatedFleet(t, batches, 1)
@@ -189,4 +189,27 @@ func TestRecordsCarryAWait(t *testing.T) {
 	if d.State != ranv1alpha1.StateCompleted {
 		t.Fatalf("got %s %q, want Completed", d.State, d.Message)
 	}
+}
+
+func TestClusterProgressDeadline(t *testing.T) {
+	fl := gatedFleet(t, twoBatches(), 1)
+	fl.f.Gates = Gates{ClusterDeadline: 30 * time.Minute}
+	fl.decide(0)
+	d := fl.decide(31 * time.Minute) // the batch has two hours; the cluster only thirty minutes
+	if len(d.Ended) != 1 || d.Ended[0].Clusters["a1"].State != ranv1alpha1.ClusterTimedOut {
+		t.Fatalf("ended %+v, want batch 1 ended with a1 timed out at its own deadline", d.Ended)
+	}
+	fl.expect(d, ranv1alpha1.StateNotCompleted, 1, "Batch 2 of 2")
+}
+
+func TestStartWaitsForAWindow(t *testing.T) {
+	fl := gatedFleet(t, twoBatches(), 1)
+	opens := t0.Add(time.Hour)
+	fl.f.Gates = Gates{WindowClosed: true, WindowOpens: opens}
+	d := fl.decide(0)
+	if d.State != ranv1alpha1.StateNotStarted || d.Reason != ranv1alpha1.ReasonOutsideMaintenanceWindow || !d.Progress.Started.IsZero() || !d.Wake.Equal(opens) {
+		t.Fatalf("got %s/%s started %v wake %v, want NotStarted until the window opens", d.State, d.Reason, d.Progress.Started, d.Wake)
+	}
+	fl.f.Gates = Gates{}
+	fl.expect(fl.decide(time.Hour), ranv1alpha1.StateNotCompleted, 0, "Batch 1 of 2")
 }

@@ -119,6 +119,9 @@ func decideStart(f Facts) Decision {
 	if f.Blocked != nil {
 		return Decision{State: ranv1alpha1.StateCannotStart, Reason: f.Blocked.Reason, Message: f.Blocked.Message}
 	}
+	if w, wake := gate(f, 0); w != nil && len(f.Plan.Batches) > 0 {
+		return Decision{State: ranv1alpha1.StateNotStarted, Reason: w.Reason, Message: w.Message, Waiting: w, Wake: wake}
+	}
 	f.Progress = Progress{Started: f.Now, Batch: 0, BatchStarted: f.Now, Clusters: map[string]Cluster{}, PausedBeforeBatch: f.Gates.PausedFor}
 	if len(f.Plan.Batches) == 0 {
 		f.Progress.Finished = true
@@ -163,7 +166,7 @@ func decideBatch(f Facts) Decision {
 // batch soaked, having counted the batch into the progress; otherwise the decision to
 // return.
 func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decision, bool) {
-	clusters, enforce, wake := stepBatch(f, batch, p.Clusters, deadline)
+	clusters, enforce, wake := stepBatch(f, batch, p.Clusters, clusterDeadline(f, *p, deadline))
 	p.Clusters = clusters
 	if !allTerminal(clusters, batch) {
 		reason := ranv1alpha1.ReasonInProgress
@@ -188,6 +191,21 @@ func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decis
 	return Decision{}, true
 }
 
+// clusterDeadline is when the clusters of the current batch time out: the batch's deadline,
+// or earlier the spec's per-cluster progress deadline, both moved by the pauses since the
+// batch started.
+func clusterDeadline(f Facts, p Progress, batchDeadline time.Time) time.Time {
+	if f.Gates.ClusterDeadline <= 0 {
+		return batchDeadline
+	}
+	_, paused := f.Gates.shift(p)
+	own := p.BatchStarted.Add(f.Gates.ClusterDeadline + paused)
+	if own.Before(batchDeadline) {
+		return own
+	}
+	return batchDeadline
+}
+
 // finishIfOver ends the rollout after a batch ended: its last batch, a canary or Abort
 // timeout, the failure budget spent, or the overall deadline passed.
 func finishIfOver(f Facts, p Progress, batch plan.Batch, overall time.Time) (Decision, bool) {
@@ -202,11 +220,6 @@ func finishIfOver(f Facts, p Progress, batch plan.Batch, overall time.Time) (Dec
 	f.Progress = p
 	d := decideFinished(f)
 	d.EndedEarly = !last
-	if budget && d.State == ranv1alpha1.StateTimedOut {
-		d.Reason = ranv1alpha1.ReasonFailureBudgetExceeded
-		d.Message = fmt.Sprintf("%d clusters failed or timed out, more than spec.maxFailures (%d) allows; no new batch starts",
-			p.Done.Failed+p.Done.TimedOut, *f.Gates.MaxFailures)
-	}
 	return d, true
 }
 
@@ -283,11 +296,15 @@ func decideFinished(f Facts) Decision {
 	for _, b := range f.Plan.Batches {
 		for _, name := range b.Clusters {
 			if !compliesWithAll(f.Policies(name)) {
-				why := "Timed out"
-				if _, reason := batchEnds(f, f.Plan.Batches[p.Batch], p.Clusters); reason != "" {
-					why = reason
+				reason, why := ranv1alpha1.ReasonTimedOut, "Timed out"
+				if overBudget(f.Gates, p.Done) {
+					reason, why = ranv1alpha1.ReasonFailureBudgetExceeded, fmt.Sprintf(
+						"%d clusters failed or timed out, more than spec.maxFailures (%d) allows; no new batch starts",
+						p.Done.Failed+p.Done.TimedOut, *f.Gates.MaxFailures)
+				} else if _, ended := batchEnds(f, f.Plan.Batches[p.Batch], p.Clusters); ended != "" {
+					why = ended
 				}
-				return Decision{State: ranv1alpha1.StateTimedOut, Reason: ranv1alpha1.ReasonTimedOut,
+				return Decision{State: ranv1alpha1.StateTimedOut, Reason: reason,
 					Message: fmt.Sprintf("%s; cluster %s is not compliant yet, still watching", why, name), Progress: p}
 			}
 		}

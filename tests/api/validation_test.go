@@ -74,6 +74,21 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   remediationStrategy: {maxConcurrency: 1}
   batchTimeoutAction: abort`,
 			"spec.batchTimeoutAction must be Continue or Abort"),
+		Entry("a failure budget that is neither a count nor a percentage", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  maxFailures: some`,
+			"spec.maxFailures must be a non-negative count or a percentage such as 10%"),
+		Entry("a negative failure budget", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  maxFailures: -1`,
+			"spec.maxFailures must be a non-negative count or a percentage such as 10%"),
+		Entry("a maintenance window starting at no time of day", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  maintenanceWindows: {windows: [{start: "25:00", duration: 4h}]}`,
+			"spec.maintenanceWindows.windows[0].start"),
 		Entry("a cluster listed twice", `
   clusters: [a, b, a]
   remediationStrategy: {maxConcurrency: 1}`,

@@ -1,0 +1,127 @@
+package controllers
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/window"
+)
+
+// gates turns the safety fields of the spec, and what status recorded of pauses and
+// approvals, into the rollout's gates.
+func gates(s *scope) rollout.Gates {
+	spec := s.cgu.Spec
+	g := rollout.Gates{Paused: spec.Paused, PausedFor: pausedFor(s.cgu.Status, s.now)}
+	if spec.BatchSoak != nil {
+		g.BatchSoak = spec.BatchSoak.Duration
+	}
+	if spec.ClusterProgressDeadline != nil {
+		g.ClusterDeadline = spec.ClusterProgressDeadline.Duration
+	}
+	if spec.MaxFailures != nil {
+		budget, err := intstr.GetScaledValueFromIntOrPercent(spec.MaxFailures, s.plan.Clusters(), false)
+		if err == nil {
+			g.MaxFailures = &budget
+		}
+	}
+	if a := spec.Approval; a != nil {
+		canaries := s.plan.CanaryBatches()
+		g.NeedsApproval = func(b int) bool {
+			return b > 0 && (a.EveryBatch || (a.AfterCanaries && canaries > 0 && b == canaries))
+		}
+		g.Approved = func(b int) bool {
+			return slices.ContainsFunc(s.approvals, func(x ranv1alpha1.BatchApproval) bool { return x.Batch == b+1 })
+		}
+	}
+	if sched, err := schedule(spec.MaintenanceWindows); err == nil && sched != nil && !sched.Open(s.now) {
+		g.WindowClosed = true
+		g.WindowOpens, _, _ = sched.Next(s.now)
+	}
+	return g
+}
+
+// pausedFor is the time paused so far: the pauses status recorded as ended, and the one
+// it recorded as begun (still on, or ending with this reconcile).
+func pausedFor(st ranv1alpha1.ClusterGroupUpgradeStatus, now time.Time) time.Duration {
+	var d time.Duration
+	if st.PausedFor != nil {
+		d = st.PausedFor.Duration
+	}
+	if st.PausedAt != nil {
+		d += now.Sub(st.PausedAt.Time)
+	}
+	return d
+}
+
+// schedule reads the maintenance windows; nil when the spec sets none.
+func schedule(mw *ranv1alpha1.MaintenanceWindows) (*window.Schedule, error) {
+	if mw == nil {
+		return nil, nil
+	}
+	s := &window.Schedule{}
+	if mw.StartAt != nil {
+		s.StartAt = mw.StartAt.Time
+	}
+	for i, w := range mw.Windows {
+		parsed, err := window.Parse(w.Days, w.Start, w.Duration.Duration.String(), w.TimeZone)
+		if err != nil {
+			return nil, fmt.Errorf("spec.maintenanceWindows.windows[%d]: %w", i, err)
+		}
+		s.Windows = append(s.Windows, parsed)
+	}
+	return s, nil
+}
+
+// windowProblem says why the maintenance windows cannot be used, nil when they can.
+func windowProblem(cgu *ranv1alpha1.ClusterGroupUpgrade) *rollout.Problem {
+	if _, err := schedule(cgu.Spec.MaintenanceWindows); err != nil {
+		return &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidMaintenanceWindow, Message: err.Error()}
+	}
+	return nil
+}
+
+// approvals returns the recorded approvals with the one the annotations carry, if new.
+func approvals(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) []ranv1alpha1.BatchApproval {
+	out := slices.Clone(cgu.Status.Approvals)
+	batch, err := strconv.Atoi(cgu.Annotations[ranv1alpha1.AnnotationApproveBatch])
+	if err != nil || batch < 1 {
+		return out
+	}
+	if slices.ContainsFunc(out, func(a ranv1alpha1.BatchApproval) bool { return a.Batch == batch }) {
+		return out
+	}
+	return append(out, ranv1alpha1.BatchApproval{Batch: batch, By: cgu.Annotations[ranv1alpha1.AnnotationApprovedBy],
+		At: metav1.NewTime(now).Rfc3339Copy()})
+}
+
+// pauseStatus records when a pause began and, when it ends, adds it to the time paused.
+func pauseStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, paused bool, now time.Time) {
+	switch {
+	case paused && st.PausedAt == nil:
+		at := metav1.NewTime(now).Rfc3339Copy()
+		st.PausedAt = &at
+	case !paused && st.PausedAt != nil:
+		st.PausedFor = &metav1.Duration{Duration: pausedFor(*st, now).Round(time.Second)}
+		st.PausedAt = nil
+	}
+}
+
+// waitingStatus shows what the decision waits for.
+func waitingStatus(d rollout.Decision) *ranv1alpha1.WaitingStatus {
+	if d.Waiting == nil {
+		return nil
+	}
+	w := &ranv1alpha1.WaitingStatus{Reason: d.Waiting.Reason, Batch: d.Waiting.Batch}
+	if !d.Wake.IsZero() {
+		until := metav1.NewTime(d.Wake).Rfc3339Copy()
+		w.Until = &until
+	}
+	return w
+}
