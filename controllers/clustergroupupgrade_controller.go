@@ -34,6 +34,9 @@ type ClusterGroupUpgradeReconciler struct {
 	Clock    clock.PassiveClock
 	Recorder events.EventRecorder
 	Metrics  *metrics.Recorder
+	// MaxClustersInProgress caps the clusters under remediation across every
+	// ClusterGroupUpgrade; zero means no cap.
+	MaxClustersInProgress int
 }
 
 // +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades,verbs=get;list;watch;update;patch

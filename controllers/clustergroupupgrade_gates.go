@@ -40,6 +40,12 @@ func gates(s *scope) rollout.Gates {
 			return slices.ContainsFunc(s.approvals, func(x ranv1alpha1.BatchApproval) bool { return x.Batch == b+1 })
 		}
 	}
+	g.PolicyChanged = changedPolicy(s)
+	if g.PolicyChanged != "" && g.Approved == nil {
+		g.Approved = func(b int) bool {
+			return slices.ContainsFunc(s.approvals, func(x ranv1alpha1.BatchApproval) bool { return x.Batch == b+1 })
+		}
+	}
 	if sched, err := schedule(spec.MaintenanceWindows); err == nil && sched != nil && !sched.Open(s.now) {
 		g.WindowClosed = true
 		g.WindowOpens, _, _ = sched.Next(s.now)
@@ -124,4 +130,43 @@ func waitingStatus(d rollout.Decision) *ranv1alpha1.WaitingStatus {
 		w.Until = &until
 	}
 	return w
+}
+
+// changedPolicy names the first managed policy whose generation moved since the rollout
+// accepted it, "" when none did or the rollout has not started.
+func changedPolicy(s *scope) string {
+	if !s.started {
+		return ""
+	}
+	for i, ref := range s.before.ManagedPoliciesForUpgrade {
+		if i >= len(s.roots) || s.roots[i] == nil || ref.Generation == 0 {
+			continue
+		}
+		if g := s.roots[i].Generation; g != ref.Generation {
+			return fmt.Sprintf("Managed policy %s/%s changed since the rollout accepted it (generation %d, now %d)",
+				ref.Namespace, ref.Name, ref.Generation, g)
+		}
+	}
+	return ""
+}
+
+// acceptedPolicies are the managed policies with the generations the rollout accepts: those
+// read now when the rollout starts or a batch starts (a changed policy only lets a batch start
+// once approved), those recorded before otherwise.
+func acceptedPolicies(s *scope) []ranv1alpha1.PolicyReference {
+	batchStarted := s.startedNow || (s.decision.Progress.Batch != s.progress.Batch && !s.decision.Progress.Finished)
+	if s.started && !batchStarted {
+		return s.before.ManagedPoliciesForUpgrade
+	}
+	out := make([]ranv1alpha1.PolicyReference, 0, len(s.roots))
+	for i, p := range s.roots {
+		if p == nil {
+			if i < len(s.before.ManagedPoliciesForUpgrade) {
+				out = append(out, s.before.ManagedPoliciesForUpgrade[i])
+			}
+			continue
+		}
+		out = append(out, ranv1alpha1.PolicyReference{Name: p.Name, Namespace: p.Namespace, Generation: p.Generation})
+	}
+	return out
 }

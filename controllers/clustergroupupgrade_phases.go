@@ -199,7 +199,7 @@ func mode(cgu *ranv1alpha1.ClusterGroupUpgrade) ranv1alpha1.EnforcementMode {
 }
 
 // decide lets pkg/rollout decide from the gathered facts.
-func (r *ClusterGroupUpgradeReconciler) decide(_ context.Context, s *scope) error {
+func (r *ClusterGroupUpgradeReconciler) decide(ctx context.Context, s *scope) error {
 	f := rollout.Facts{
 		Now: s.now, Enabled: s.cgu.Spec.Enable == nil || *s.cgu.Spec.Enable, Blocked: s.blocked,
 		Plan: s.plan, Abort: s.cgu.Spec.BatchTimeoutAction == ranv1alpha1.BatchTimeoutAbort,
@@ -216,6 +216,7 @@ func (r *ClusterGroupUpgradeReconciler) decide(_ context.Context, s *scope) erro
 	}
 	s.approvals = approvals(s.cgu, s.now)
 	f.Gates = gates(s)
+	f.Gates.Busy, f.Gates.Capacity = r.busy(ctx, s), r.capacity(ctx)
 	s.decision = rollout.Decide(f)
 	s.decided = true
 	s.startedNow = !s.started && !s.decision.Progress.Started.IsZero()

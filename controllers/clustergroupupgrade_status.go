@@ -77,11 +77,8 @@ func computeStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 		now := metav1.NewTime(s.now).Rfc3339Copy()
 		st.CompletedAt = &now
 	}
+	st.ManagedPoliciesForUpgrade = acceptedPolicies(s)
 	if !s.started {
-		st.ManagedPoliciesForUpgrade = nil
-		for _, p := range s.roots {
-			st.ManagedPoliciesForUpgrade = append(st.ManagedPoliciesForUpgrade, ranv1alpha1.PolicyReference{Name: p.Name, Namespace: p.Namespace})
-		}
 		setSelectionConditions(st, s)
 		if s.selectProblem != nil || s.invalid != nil {
 			st.Plan = nil

@@ -59,6 +59,7 @@ func (r *ClusterGroupUpgradeReconciler) SetupWithManager(ctx context.Context, mg
 		WatchesMetadata(managedCluster, handler.EnqueueRequestsFromMapFunc(r.selectingCluster),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete{}))).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.usingPlacement)).
+		Watches(&ranv1alpha1.ClusterGroupUpgradeBatch{}, freedClusters{r: r}).
 		Complete(r)
 }
 
@@ -80,6 +81,13 @@ func (r *ClusterGroupUpgradeReconciler) index(ctx context.Context, mgr ctrl.Mana
 			}
 			return []string{c.Namespace + "/" + c.Spec.PlacementRef.Name}
 		},
+	}
+	for name, f := range recordIndexes() {
+		if err := indexer.IndexField(ctx, &ranv1alpha1.ClusterGroupUpgradeBatch{}, name, func(o client.Object) []string {
+			return f(o.(*ranv1alpha1.ClusterGroupUpgradeBatch))
+		}); err != nil {
+			return err
+		}
 	}
 	for name, f := range cguIndexes {
 		if err := indexer.IndexField(ctx, &ranv1alpha1.ClusterGroupUpgrade{}, name, func(o client.Object) []string {

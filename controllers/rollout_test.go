@@ -58,7 +58,9 @@ var _ = Describe("A rollout", func() {
 			final := get(ctx, cgu)(Default)
 			Expect(final.Status.Counts).To(Equal(ranv1alpha1.ClusterCounts{Total: 7, Completed: 7}))
 			Expect(final.Status.CompletedAt).NotTo(BeNil())
-			Expect(final.Status.ManagedPoliciesForUpgrade).To(ConsistOf(ranv1alpha1.PolicyReference{Name: p.Name, Namespace: policyNS}))
+			Expect(final.Status.ManagedPoliciesForUpgrade).To(ConsistOf(And(
+				HaveField("Name", p.Name), HaveField("Namespace", policyNS), HaveField("Generation", BeNumerically(">", 0)),
+			)))
 			Eventually(events(ctx, cgu)).Should(Equal(map[string]int{
 				"RolloutStarted": 1, "BatchStarted": 5, "BatchCompleted": 5, "ClusterCompleted": 7, "RolloutCompleted": 1,
 			}))

@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/cli"
@@ -158,5 +160,68 @@ var _ = Describe("Upgrade safety gates", func() {
 		Expect(version(clusters[1])(Default)).To(Equal(to))
 		advance(ctx, 11*time.Minute, cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+	})
+})
+
+var _ = Describe("Overlapping rollouts", func() {
+	It("a cluster another CGU is remediating waits for it, with a condition naming it, and is never enforced twice", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "overlap", 2)
+		p := placeUpgradePolicy(ctx, "overlap", 2)
+		stall(clusters[0])
+		first := newCGU("cgu-overlap", "first", clusters[:1], 0, p.Name)
+		enableOnCreate(first)
+		create(ctx, first)
+		Eventually(get(ctx, first)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
+
+		second := newCGU("cgu-overlap", "second", clusters, 0, p.Name)
+		enableOnCreate(second)
+		create(ctx, second)
+		Eventually(condition(ctx, second, ranv1alpha1.ConditionProgressing)).WithTimeout(settle).Should(And(
+			HaveField("Reason", ranv1alpha1.ReasonWaitingForOtherUpgrade),
+			HaveField("Message", ContainSubstring("cluster "+clusters[0]+" waits for cgu-overlap/first")),
+		))
+		Expect(get(ctx, second)(Default).Status.CurrentBatch.Clusters).To(ContainElement(And(
+			HaveField("Name", clusters[0]), HaveField("State", ranv1alpha1.ClusterPending),
+			HaveField("Reason", ranv1alpha1.ReasonWaitingForOtherUpgrade),
+		)))
+		Eventually(version(clusters[1])).WithTimeout(settle).Should(Equal(to), "the free cluster goes ahead")
+		Consistently(enforcedOn(ctx, second, p.Name)).WithTimeout(2*time.Second).ShouldNot(ContainElement(clusters[0]),
+			"the second rollout does not enforce the busy cluster")
+
+		unstall(clusters[0])
+		Eventually(state(ctx, first)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+		Eventually(state(ctx, second)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+	})
+})
+
+var _ = Describe("A managed policy edited during the rollout", func() {
+	It("holds the next batch until approved, and the approval accepts the new version of the policy", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "edited", 2)
+		p := placeUpgradePolicy(ctx, "edited", 2)
+		stall(clusters[0])
+		cgu := newCGU("cgu-edited", "upgrade", clusters, 1, p.Name)
+		enableOnCreate(cgu)
+		create(ctx, cgu)
+		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
+		accepted := get(ctx, cgu)(Default).Status.ManagedPoliciesForUpgrade[0].Generation
+
+		By("someone edits the policy while batch 1 runs")
+		Eventually(func(g Gomega) {
+			cur := &policyv1.Policy{}
+			g.Expect(hub.Client.Get(ctx, keyOf(p), cur)).To(Succeed())
+			cur.Spec.PolicyTemplates[0].ObjectDefinition.Raw = bytes.Replace(cur.Spec.PolicyTemplates[0].ObjectDefinition.Raw,
+				[]byte(`"severity":"high"`), []byte(`"severity":"critical"`), 1)
+			g.Expect(hub.Client.Update(ctx, cur)).To(Succeed())
+		}).Should(Succeed())
+		unstall(clusters[0])
+		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(waiting(ranv1alpha1.ReasonManagedPolicyChanged, 2))
+		Expect(get(ctx, cgu)(Default).Status.Message).To(ContainSubstring(
+			fmt.Sprintf("Managed policy policies/%s changed since the rollout accepted it (generation %d, now %d)", p.Name, accepted, accepted+1)))
+		Consistently(desired(clusters[1])).WithTimeout(2 * time.Second).Should(BeEmpty())
+
+		code, out := kubectlCGU(ctx, "approve", cgu.Name, "-n", cgu.Namespace)
+		Expect(code).To(BeZero(), out)
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+		Expect(get(ctx, cgu)(Default).Status.ManagedPoliciesForUpgrade[0].Generation).To(Equal(accepted + 1))
 	})
 })

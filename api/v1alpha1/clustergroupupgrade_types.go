@@ -442,6 +442,10 @@ type PolicyReference struct {
 	Name string `json:"name"`
 	// Namespace of the policy.
 	Namespace string `json:"namespace"`
+	// Generation is the policy's metadata.generation the rollout last accepted: when it
+	// started, or when a batch was approved after the policy changed.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
 }
 
 // PrecachingSpec is what is pre-cached on each cluster: derived from the managed policies,

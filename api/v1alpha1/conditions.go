@@ -106,6 +106,17 @@ const (
 	// ReasonFailureBudgetExceeded (Progressing=False, Succeeded=False): more clusters failed
 	// or timed out than spec.maxFailures allows; no new batch started.
 	ReasonFailureBudgetExceeded = "FailureBudgetExceeded"
+	// ReasonWaitingForOtherUpgrade (Progressing=True): a cluster of the current batch is
+	// being remediated by another ClusterGroupUpgrade; it starts once that one is done with
+	// it. The message names the other one.
+	ReasonWaitingForOtherUpgrade = "WaitingForOtherUpgrade"
+	// ReasonHubCapacityReached (Progressing=True): the hub-wide cap on clusters under
+	// remediation (--max-clusters-in-progress) keeps clusters of the batch from starting.
+	ReasonHubCapacityReached = "HubCapacityReached"
+	// ReasonManagedPolicyChanged (Progressing=True): a managed policy changed since the
+	// rollout accepted it; the next batch waits until approved (kubectl cgu approve), which
+	// accepts the change.
+	ReasonManagedPolicyChanged = "ManagedPolicyChanged"
 	// ReasonInProgress (Progressing=True, Succeeded=False, PrecachingSucceeded=False): work
 	// is under way.
 	ReasonInProgress = "InProgress"

@@ -62,8 +62,10 @@ func newApproveCommand(e *env) *cobra.Command {
 	o := &approveOptions{env: e}
 	cmd := &cobra.Command{
 		Use:   "approve NAME",
-		Short: "Approve the batch a rollout waits on (spec.approval)",
-		Long: `Approve the batch a rollout waits on, or with --batch a later one ahead of time. The
+		Short: "Approve the batch a rollout waits on (spec.approval, or a managed policy that changed)",
+		Long: `Approve the batch a rollout waits on, or with --batch a later one ahead of time. A rollout
+waits for an approval before the batches spec.approval names, and before the next batch when a
+managed policy changed since the rollout accepted it (approving accepts the change). The
 approval names you as the API server knows you (a SelfSubjectReview); the operator records
 the batch, you and the time in status.approvals. Who may approve is who may patch the
 ClusterGroupUpgrade.`,
@@ -84,7 +86,7 @@ func (o *approveOptions) run(ctx context.Context, args []string) error {
 	batch := o.batch
 	if batch == 0 {
 		w := cgu.Status.Waiting
-		if w == nil || w.Reason != ranv1alpha1.ReasonWaitingForApproval {
+		if w == nil || (w.Reason != ranv1alpha1.ReasonWaitingForApproval && w.Reason != ranv1alpha1.ReasonManagedPolicyChanged) {
 			return usageError("%s/%s does not wait for an approval; name a batch with --batch to approve ahead", cgu.Namespace, cgu.Name)
 		}
 		batch = w.Batch

@@ -134,6 +134,7 @@ func setupControllers(mgr manager.Manager, opts Options) error {
 	r := &controllers.ClusterGroupUpgradeReconciler{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Clock: clk,
 		Recorder: mgr.GetEventRecorder("cgu-operator"), Metrics: metrics.Default(),
+		MaxClustersInProgress: opts.MaxClustersInProgress,
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)

@@ -29,6 +29,9 @@ type Options struct {
 	Burst int
 	// Workers is the number of ClusterGroupUpgrades reconciled at once.
 	Workers int
+	// MaxClustersInProgress caps the clusters under remediation across every
+	// ClusterGroupUpgrade of the hub; zero means no cap.
+	MaxClustersInProgress int
 	// GracefulShutdown bounds how long the manager waits for running work on stop.
 	GracefulShutdown time.Duration
 	// Clock tells the controllers the time; nil is the real clock. Tests and the demo
@@ -78,6 +81,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		})
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Requests allowed in a burst above kube-api-qps.")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "ClusterGroupUpgrades reconciled at once.")
+	fs.IntVar(&o.MaxClustersInProgress, "max-clusters-in-progress", o.MaxClustersInProgress,
+		"Clusters under remediation at once across every ClusterGroupUpgrade of the hub; 0 means no cap.")
 	fs.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", o.GracefulShutdown,
 		"How long to wait for running work when stopping.")
 }
@@ -91,6 +96,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("kube-api-burst must be at least 1, got %d", o.Burst)
 	case o.Workers < 1:
 		return fmt.Errorf("workers must be at least 1, got %d", o.Workers)
+	case o.MaxClustersInProgress < 0:
+		return fmt.Errorf("max-clusters-in-progress must not be negative, got %d", o.MaxClustersInProgress)
 	case o.GracefulShutdown < 0:
 		return fmt.Errorf("graceful-shutdown-timeout must not be negative, got %s", o.GracefulShutdown)
 	}

@@ -34,13 +34,13 @@ func TestDefaults(t *testing.T) {
 
 func TestFlags(t *testing.T) {
 	o, err := parse("--leader-elect=false", "--metrics-secure=false", "--metrics-bind-address=0",
-		"--kube-api-qps=12.5", "--kube-api-burst=30", "--workers=8", "--graceful-shutdown-timeout=5s",
+		"--kube-api-qps=12.5", "--kube-api-burst=30", "--workers=8", "--graceful-shutdown-timeout=5s", "--max-clusters-in-progress=200",
 		"--leader-election-namespace=cgu")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Options{MetricsAddr: "0", ProbeAddr: ":8081", LeaderElectionNamespace: "cgu",
-		QPS: 12.5, Burst: 30, Workers: 8, GracefulShutdown: 5 * time.Second}
+		QPS: 12.5, Burst: 30, Workers: 8, GracefulShutdown: 5 * time.Second, MaxClustersInProgress: 200}
 	if o != want {
 		t.Errorf("got %+v, want %+v", o, want)
 	}
@@ -56,6 +56,7 @@ func TestInvalidOptions(t *testing.T) {
 		"zero burst":        {[]string{"--kube-api-burst=0"}, "kube-api-burst must be at least 1"},
 		"no workers":        {[]string{"--workers=0"}, "workers must be at least 1"},
 		"negative shutdown": {[]string{"--graceful-shutdown-timeout=-1s"}, "must not be negative"},
+		"negative cap":      {[]string{"--max-clusters-in-progress=-1"}, "max-clusters-in-progress must not be negative, got -1"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -28,6 +28,8 @@ type Cluster struct {
 	Since time.Time
 	// CompliantSince is when the current policy was first seen compliant, while it soaks.
 	CompliantSince *time.Time
+	// Reason says why a Pending cluster waits, or why it timed out without starting.
+	Reason string
 }
 
 // Terminal reports whether the cluster is done, one way or another.

@@ -35,6 +35,38 @@ type Gates struct {
 	// ClusterDeadline is how long a cluster may take from the start of its batch (paused
 	// time aside) before it times out, whatever the batch's deadline; zero means none.
 	ClusterDeadline time.Duration
+	// PolicyChanged names a managed policy that changed since the rollout accepted it, with
+	// its old and new generation; "" when none did. The next batch waits until approved.
+	PolicyChanged string
+	// Busy returns the other ClusterGroupUpgrade ("namespace/name") remediating a cluster,
+	// "" when none: the cluster does not start meanwhile, so that no cluster is enforced
+	// twice. nil: no cluster is busy.
+	Busy func(cluster string) string
+	// Capacity is how many more clusters may start now under the hub-wide cap on clusters
+	// under remediation; nil means no cap.
+	Capacity *int
+}
+
+// Hold is a cluster of the current batch that could start but waits.
+type Hold struct {
+	Cluster string
+	// Reason is WaitingForOtherUpgrade or HubCapacityReached.
+	Reason, Message string
+}
+
+// held returns why a cluster that would start now must wait, if it must.
+func held(g Gates, cluster string, capacity *int) *Hold {
+	if g.Busy != nil {
+		if other := g.Busy(cluster); other != "" {
+			return &Hold{Cluster: cluster, Reason: ranv1alpha1.ReasonWaitingForOtherUpgrade,
+				Message: fmt.Sprintf("cluster %s waits for %s, which is remediating it", cluster, other)}
+		}
+	}
+	if capacity != nil && *capacity <= 0 {
+		return &Hold{Cluster: cluster, Reason: ranv1alpha1.ReasonHubCapacityReached,
+			Message: fmt.Sprintf("cluster %s waits for room under the hub-wide cap on clusters under remediation", cluster)}
+	}
+	return nil
 }
 
 // Wait says what a rollout between two batches waits for.
@@ -91,6 +123,9 @@ func gate(f Facts, next int) (*Wait, time.Time) {
 	case g.Paused:
 		return &Wait{Reason: ranv1alpha1.ReasonPaused, Batch: n,
 			Message: fmt.Sprintf("Paused before batch %d: set spec.paused to false to resume", n)}, time.Time{}
+	case g.PolicyChanged != "" && (g.Approved == nil || !g.Approved(next)):
+		return &Wait{Reason: ranv1alpha1.ReasonManagedPolicyChanged, Batch: n,
+			Message: fmt.Sprintf("%s; batch %d waits for an approval to go on with it (kubectl cgu approve)", g.PolicyChanged, n)}, time.Time{}
 	case g.NeedsApproval != nil && g.NeedsApproval(next) && (g.Approved == nil || !g.Approved(next)):
 		return &Wait{Reason: ranv1alpha1.ReasonWaitingForApproval, Batch: n,
 			Message: fmt.Sprintf("Batch %d waits for approval (kubectl cgu approve)", n)}, time.Time{}

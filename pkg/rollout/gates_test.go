@@ -213,3 +213,41 @@ func TestStartWaitsForAWindow(t *testing.T) {
 	fl.f.Gates = Gates{}
 	fl.expect(fl.decide(time.Hour), ranv1alpha1.StateNotCompleted, 0, "Batch 1 of 2")
 }
+
+func TestBusyClustersWait(t *testing.T) {
+	fl := gatedFleet(t, []plan.Batch{{Clusters: []string{"a1", "a2"}}}, 1)
+	busy := map[string]string{"a2": "ns/other"}
+	fl.f.Gates = Gates{Busy: func(c string) string { return busy[c] }}
+	d := fl.decide(0)
+	if d.Reason != ranv1alpha1.ReasonWaitingForOtherUpgrade || !strings.Contains(d.Message, "cluster a2 waits for ns/other") {
+		t.Fatalf("got %s %q, want a2 waiting for ns/other", d.Reason, d.Message)
+	}
+	if c := d.Progress.Clusters["a2"]; c.State != ranv1alpha1.ClusterPending || c.Reason != ranv1alpha1.ReasonWaitingForOtherUpgrade {
+		t.Fatalf("a2 = %+v, want Pending for the other upgrade", c)
+	}
+	if got := d.Enforce[0]; len(got) != 1 || got[0] != "a1" {
+		t.Fatalf("enforce %v, want a1 only", d.Enforce)
+	}
+	delete(busy, "a2")
+	if got := fl.decide(time.Minute).Enforce[0]; len(got) != 2 {
+		t.Fatalf("enforce %v, want both once a2 is free", got)
+	}
+}
+
+func TestHubCapacity(t *testing.T) {
+	fl := gatedFleet(t, []plan.Batch{{Clusters: []string{"a1", "a2", "a3"}}}, 1)
+	fl.f.Gates = Gates{Capacity: ptr.To(1)}
+	d := fl.decide(0)
+	if got := d.Enforce[0]; len(got) != 1 || got[0] != "a1" || d.Reason != ranv1alpha1.ReasonHubCapacityReached || len(d.Holds) != 2 {
+		t.Fatalf("enforce %v reason %s holds %v, want a1 only, two held by the cap", d.Enforce, d.Reason, d.Holds)
+	}
+	fl.f.Gates = Gates{Capacity: ptr.To(0)} // a1 is in progress and counted by the hub already
+	d = fl.decide(time.Minute)
+	if got := d.Enforce[0]; len(got) != 1 {
+		t.Fatalf("enforce %v, want a1 to go on under a full cap", got)
+	}
+	d = fl.decide(4 * time.Hour) // the batch's deadline: the held clusters time out without starting
+	if d.State != ranv1alpha1.StateTimedOut {
+		t.Fatalf("got %s, want TimedOut", d.State)
+	}
+}

@@ -72,7 +72,7 @@ func countRecorded(c *ranv1alpha1.ClusterCounts, clusters []ranv1alpha1.ClusterP
 }
 
 func clusterFrom(cp ranv1alpha1.ClusterProgress, policies []string) Cluster {
-	c := Cluster{State: cp.State}
+	c := Cluster{State: cp.State, Reason: cp.Reason}
 	if cp.Since != nil {
 		c.Since = cp.Since.Time
 	}
@@ -137,6 +137,7 @@ func RecordStatuses(records []ranv1alpha1.ClusterGroupUpgradeBatch, d Decision, 
 func progressRecord(name string, c Cluster, policies []string) ranv1alpha1.ClusterProgress {
 	out := progressOf(name, c)
 	out.Since = stamp(c.Since)
+	out.Reason = c.Reason
 	if c.CompliantSince != nil {
 		out.CompliantSince = stamp(*c.CompliantSince)
 	}

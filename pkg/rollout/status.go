@@ -102,7 +102,7 @@ func progressOf(name string, c Cluster) ranv1alpha1.ClusterProgress {
 	if state == "" {
 		state = ranv1alpha1.ClusterPending
 	}
-	out := ranv1alpha1.ClusterProgress{Name: name, State: state}
+	out := ranv1alpha1.ClusterProgress{Name: name, State: state, Reason: c.Reason}
 	if !c.Since.IsZero() {
 		out.Since = metaTime(c.Since)
 	}

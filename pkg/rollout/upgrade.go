@@ -77,6 +77,8 @@ type Decision struct {
 	Ended []EndedBatch
 	// Waiting says what the rollout waits for between two batches, nil when it does not.
 	Waiting *Wait
+	// Holds are the clusters of the current batch that could start but wait.
+	Holds []Hold
 	// EndedEarly is true when the rollout finished before its last batch (a canary timed
 	// out, Abort, the failure budget, the overall timeout).
 	EndedEarly bool
@@ -166,16 +168,21 @@ func decideBatch(f Facts) Decision {
 // batch soaked, having counted the batch into the progress; otherwise the decision to
 // return.
 func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decision, bool) {
-	clusters, enforce, wake := stepBatch(f, batch, p.Clusters, clusterDeadline(f, *p, deadline))
+	clusters, enforce, wake, holds := stepBatch(f, batch, p.Clusters, clusterDeadline(f, *p, deadline))
 	p.Clusters = clusters
 	if !allTerminal(clusters, batch) {
-		reason := ranv1alpha1.ReasonInProgress
-		if f.Gates.Paused {
+		reason, message := ranv1alpha1.ReasonInProgress, batchMessage(p.Batch, len(f.Plan.Batches), clusters, batch)
+		switch {
+		case f.Gates.Paused:
 			reason = ranv1alpha1.ReasonPaused
+		case len(holds) > 0:
+			reason, message = holds[0].Reason, fmt.Sprintf("%s; %s", message, holds[0].Message)
+			if len(holds) > 1 {
+				message += fmt.Sprintf(" (and %d more clusters wait)", len(holds)-1)
+			}
 		}
-		return Decision{State: ranv1alpha1.StateNotCompleted, Reason: reason,
-			Message: batchMessage(p.Batch, len(f.Plan.Batches), clusters, batch), Progress: *p,
-			BatchDeadline: deadline, Enforce: enforce, Wake: wake}, false
+		return Decision{State: ranv1alpha1.StateNotCompleted, Reason: reason, Message: message, Progress: *p,
+			BatchDeadline: deadline, Enforce: enforce, Wake: wake, Holds: holds}, false
 	}
 	if until, settled := soakUntil(f, batch, clusters); !settled || f.Now.Before(until) {
 		w := &Wait{Reason: ranv1alpha1.ReasonBatchSoaking, Batch: p.Batch + 1,
@@ -223,12 +230,30 @@ func finishIfOver(f Facts, p Progress, batch plan.Batch, overall time.Time) (Dec
 	return d, true
 }
 
-func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline time.Time) (map[string]Cluster, map[int][]string, time.Time) {
+func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline time.Time) (map[string]Cluster, map[int][]string, time.Time, []Hold) {
 	clusters := make(map[string]Cluster, len(batch.Clusters))
 	enforce := map[int][]string{}
 	var wake time.Time
+	var holds []Hold
+	capacity := f.Gates.Capacity
+	if capacity != nil {
+		room := *capacity
+		capacity = &room
+	}
 	for _, name := range batch.Clusters {
-		c, again := step(previous[name], f.Policies(name), f.Now, deadline, f.Gates.Paused)
+		c, again := previous[name], time.Time{}
+		starting := !c.Terminal() && c.State != ranv1alpha1.ClusterInProgress && !f.Gates.Paused
+		if h := held(f.Gates, name, capacity); starting && h != nil {
+			c, again = waitPending(h.Reason, f.Now, deadline)
+			if c.State != ranv1alpha1.ClusterTimedOut {
+				holds = append(holds, *h)
+			}
+		} else {
+			c, again = step(c, f.Policies(name), f.Now, deadline, f.Gates.Paused)
+			if starting && capacity != nil {
+				*capacity--
+			}
+		}
 		clusters[name] = c
 		if c.State == ranv1alpha1.ClusterInProgress {
 			enforce[c.Policy] = append(enforce[c.Policy], name)
@@ -237,7 +262,16 @@ func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline 
 			wake = again
 		}
 	}
-	return clusters, enforce, wake
+	return clusters, enforce, wake, holds
+}
+
+// waitPending keeps a cluster that may not start yet Pending, with the reason, until the
+// batch's deadline, where it times out.
+func waitPending(reason string, now, deadline time.Time) (Cluster, time.Time) {
+	if !now.Before(deadline) {
+		return Cluster{State: ranv1alpha1.ClusterTimedOut, Since: now, Reason: reason}, time.Time{}
+	}
+	return Cluster{State: ranv1alpha1.ClusterPending, Reason: reason}, deadline
 }
 
 // countStates adds the clusters of a batch to c by their state (pending ones are left out).
