@@ -35,18 +35,13 @@ const (
 // joinFleet adds n clusters named <label>-1..n, labelled fleet=<label>, each with a
 // simulated spoke on version from; it returns their names.
 func joinFleet(ctx context.Context, label string, n int) []string {
-	names, err := fleet.JoinFleet(ctx, label, n)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return names
+	return fleet.MustJoinFleet(ctx, label, n)
 }
 
 // placeUpgradePolicy creates the inform policy <label>-upgrade, upgrading to version to,
 // placed on the fleet label, and waits until every cluster of the fleet reports on it.
 func placeUpgradePolicy(ctx context.Context, label string, clusters int) *policyv1.Policy {
-	p, err := fleet.PlaceUpgradePolicy(ctx, label)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	EventuallyWithOffset(1, rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveLen(clusters))
-	return p
+	return fleet.MustPlaceUpgradePolicy(ctx, label, clusters, settle)
 }
 
 // rootCompliance returns each cluster's compliance as the root policy's status shows it.

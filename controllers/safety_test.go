@@ -104,10 +104,10 @@ var _ = Describe("Upgrade safety gates", func() {
 		stall(clusters[0])
 		cgu := newCGU("cgu-window", "upgrade", clusters, 1, p.Name)
 		cgu.Spec.RemediationStrategy.Timeout = 3000
-		// Open every day from 07:00 for 90 minutes, in UTC; the operator's clock reads 08:00 or later.
-		start := clock.Now().Add(-time.Hour).Format("15:04")
+		// Open every day for 90 minutes from about an hour ago on the operator's clock, in UTC.
+		opened := clock.Now().Add(-time.Hour).Truncate(time.Minute)
 		cgu.Spec.MaintenanceWindows = &ranv1alpha1.MaintenanceWindows{Windows: []ranv1alpha1.MaintenanceWindow{
-			{Start: start, Duration: metav1.Duration{Duration: 90 * time.Minute}},
+			{Start: opened.Format("15:04"), Duration: metav1.Duration{Duration: 90 * time.Minute}},
 		}}
 		enableOnCreate(cgu)
 		create(ctx, cgu)
@@ -118,12 +118,12 @@ var _ = Describe("Upgrade safety gates", func() {
 		unstall(clusters[0])
 		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(And(
 			waiting(ranv1alpha1.ReasonOutsideMaintenanceWindow, 2),
-			HaveField("Status.Waiting.Until.Time", BeTemporally("==", clock.Now().Add(-time.Hour-31*time.Minute).Add(24*time.Hour))),
+			HaveField("Status.Waiting.Until.Time", BeTemporally("==", opened.Add(24*time.Hour))),
 		))
 		Consistently(desired(clusters[1])).WithTimeout(2 * time.Second).Should(BeEmpty())
 
 		By("the next window opens")
-		advance(ctx, 24*time.Hour-31*time.Minute, cgu)
+		advance(ctx, opened.Add(24*time.Hour).Sub(clock.Now()), cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
 	})
 

@@ -19,37 +19,24 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/cli"
-	"github.com/cgu-operator/cgu-operator/tests/harness"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-const (
-	policyNS = harness.PolicyNamespace
-	// settle bounds how long the hub takes to carry a change through the operator, the
-	// propagator and the simulated spokes.
-	settle = 60 * time.Second
-)
+// settle bounds how long the hub takes to carry a change through the operator, the
+// propagator and the simulated spokes.
+const settle = 60 * time.Second
 
 // joinFleet adds n clusters named <label>-1..n, labelled fleet=<label>, each with a
 // simulated spoke on version from; it returns their names.
 func joinFleet(ctx context.Context, label string, n int) []string {
-	names, err := fleet.JoinFleet(ctx, label, n)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return names
+	return fleet.MustJoinFleet(ctx, label, n)
 }
 
 // placeUpgradePolicy creates the inform policy <label>-upgrade, upgrading to version to,
 // placed on the fleet label, and waits until every cluster of the fleet reports on it.
 func placeUpgradePolicy(ctx context.Context, label string, clusters int) *policyv1.Policy {
-	p, err := fleet.PlaceUpgradePolicy(ctx, label)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	EventuallyWithOffset(1, func(g Gomega) map[string]policyv1.ComplianceState {
-		out, err := hub.Compliance(ctx, policyNS, p.Name)
-		g.Expect(err).NotTo(HaveOccurred())
-		return out
-	}).WithTimeout(settle).Should(HaveLen(clusters))
-	return p
+	return fleet.MustPlaceUpgradePolicy(ctx, label, clusters, settle)
 }
 
 // create creates the CGU's namespace if needed, then the CGU.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
@@ -97,4 +98,24 @@ func (e *Env) JoinFleet(ctx context.Context, label string, n int) ([]string, err
 func (e *Env) PlaceUpgradePolicy(ctx context.Context, label string) (*policyv1.Policy, error) {
 	p := world.UpgradePolicy(PolicyNamespace, label+"-upgrade", To, policyv1.Inform)
 	return p, e.Hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": label}})
+}
+
+// MustJoinFleet is JoinFleet for a Ginkgo spec: it fails the spec on error.
+func (e *Env) MustJoinFleet(ctx context.Context, label string, n int) []string {
+	names, err := e.JoinFleet(ctx, label, n)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	return names
+}
+
+// MustPlaceUpgradePolicy is PlaceUpgradePolicy for a Ginkgo spec: it fails the spec on error
+// and waits (up to timeout) until the root policy reports on clusters clusters.
+func (e *Env) MustPlaceUpgradePolicy(ctx context.Context, label string, clusters int, timeout time.Duration) *policyv1.Policy {
+	p, err := e.PlaceUpgradePolicy(ctx, label)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) map[string]policyv1.ComplianceState {
+		out, err := e.Hub.Compliance(ctx, PolicyNamespace, p.Name)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		return out
+	}).WithTimeout(timeout).Should(gomega.HaveLen(clusters))
+	return p
 }
