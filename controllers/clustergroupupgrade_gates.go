@@ -103,8 +103,12 @@ func approvals(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) []ranv1alpha
 	if slices.ContainsFunc(out, func(a ranv1alpha1.BatchApproval) bool { return a.Batch == batch }) {
 		return out
 	}
-	return append(out, ranv1alpha1.BatchApproval{Batch: batch, By: cgu.Annotations[ranv1alpha1.AnnotationApprovedBy],
-		At: metav1.NewTime(now).Rfc3339Copy()})
+	by := cgu.Annotations[ranv1alpha1.AnnotationApprovedBy]
+	out = append(out, ranv1alpha1.BatchApproval{Batch: batch, By: rollout.Truncate(by, 253), At: metav1.NewTime(now).Rfc3339Copy()})
+	if len(out) > ranv1alpha1.ApprovalLimit {
+		out = out[len(out)-ranv1alpha1.ApprovalLimit:]
+	}
+	return out
 }
 
 // pauseStatus records when a pause began and, when it ends, adds it to the time paused.

@@ -14,6 +14,9 @@ const DefaultTimeoutMinutes = 240
 // ClusterGroupUpgradeBatch record. It keeps each object small whatever the fleet size.
 const ClusterDetailLimit = 250
 
+// ApprovalLimit is how many approvals status keeps, the latest ones.
+const ApprovalLimit = 50
+
 // MessageLimit bounds status.message and the message of each condition the operator
 // writes; a longer message (say, naming thousands of unknown clusters) is cut and says how
 // many items it left out.
@@ -502,6 +505,7 @@ type BatchApproval struct {
 	// (SelfSubjectReview); the annotation it writes can be written by anyone allowed to
 	// patch the ClusterGroupUpgrade, so RBAC decides who may approve.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
 	By string `json:"by,omitempty"`
 	// At is when the operator saw the approval.
 	At metav1.Time `json:"at"`
@@ -559,9 +563,10 @@ type ClusterGroupUpgradeStatus struct {
 	// Waiting says what the rollout waits for between two batches, while it does.
 	// +optional
 	Waiting *WaitingStatus `json:"waiting,omitempty"`
-	// Approvals record each approved batch: which, by whom, when.
+	// Approvals record the approved batches, the latest ApprovalLimit of them: which, by
+	// whom, when (each one is also an event).
 	// +optional
-	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:MaxItems=50
 	Approvals []BatchApproval `json:"approvals,omitempty"`
 	// PausedAt is when the current pause began, while spec.paused holds the rollout.
 	// +optional

@@ -21,11 +21,12 @@ func name(i, n int) string {
 
 func fullProgress(i int, now metav1.Time) ClusterProgress {
 	return ClusterProgress{
-		Name:          name(i, 63),
-		State:         ClusterInProgress,
-		CurrentPolicy: name(i, 253),
-		Since:         &now,
-		Reason:        strings.Repeat("R", 64),
+		Name:           name(i, 63),
+		State:          ClusterInProgress,
+		CurrentPolicy:  name(i, 253),
+		Since:          &now,
+		CompliantSince: &now,
+		Reason:         strings.Repeat("R", 64),
 	}
 }
 
@@ -66,8 +67,13 @@ func largestStatus(clusters, policies int) ClusterGroupUpgradeStatus {
 	for i := range ClusterDetailLimit {
 		st.CurrentBatch.Clusters = append(st.CurrentBatch.Clusters, fullProgress(i, now))
 	}
+	st.Waiting = &WaitingStatus{Reason: ReasonOutsideMaintenanceWindow, Batch: clusters, Until: &now}
+	st.PausedAt, st.PausedFor = &now, &metav1.Duration{Duration: 1 << 62}
+	for i := range ApprovalLimit {
+		st.Approvals = append(st.Approvals, BatchApproval{Batch: clusters - i, By: name(i, 253), At: now})
+	}
 	for i := range policies {
-		st.ManagedPoliciesForUpgrade = append(st.ManagedPoliciesForUpgrade, PolicyReference{Name: name(i, 253), Namespace: name(i, 63)})
+		st.ManagedPoliciesForUpgrade = append(st.ManagedPoliciesForUpgrade, PolicyReference{Name: name(i, 253), Namespace: name(i, 63), Generation: 1 << 40})
 		st.ManagedPoliciesCompliantBeforeUpgrade = append(st.ManagedPoliciesCompliantBeforeUpgrade, name(i, 253))
 	}
 	return st
@@ -94,6 +100,8 @@ func TestBatchRecordStaysSmall(t *testing.T) {
 	b := ClusterGroupUpgradeBatch{
 		ObjectMeta: metav1.ObjectMeta{Name: name(0, 253), Namespace: name(0, 63)},
 		Spec:       ClusterGroupUpgradeBatchSpec{Upgrade: name(0, 253), Index: 10_000, Part: 40, Canary: true},
+		Status: ClusterGroupUpgradeBatchStatus{StartedAt: &now, TimeoutAt: &now, FinishedAt: &now, EndsRollout: true,
+			PausedBefore: &metav1.Duration{Duration: 1 << 62}},
 	}
 	for i := range ClusterDetailLimit {
 		b.Spec.Clusters = append(b.Spec.Clusters, name(i, 63))
