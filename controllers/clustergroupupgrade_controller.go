@@ -52,6 +52,7 @@ type ClusterGroupUpgradeReconciler struct {
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersets/bind,verbs=create
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworkreplicasets,verbs=get;list
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;update;delete
+// +kubebuilder:rbac:groups=view.open-cluster-management.io,resources=managedclusterviews,verbs=get;list;watch;create;delete
 
 // Reconcile runs the phases of a ClusterGroupUpgrade and patches its status once.
 func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

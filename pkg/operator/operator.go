@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,7 +42,7 @@ func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, ranv1alpha1.AddToScheme, policyv1.AddToScheme,
-		clusterv1.Install, clusterv1beta1.Install, clusterv1beta2.Install, workv1alpha1.Install,
+		clusterv1.Install, clusterv1beta1.Install, clusterv1beta2.Install, workv1alpha1.Install, viewv1beta1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
 	}

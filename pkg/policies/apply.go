@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 
+	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -204,8 +205,8 @@ func (w Writer) ensureClusterSetBinding(ctx context.Context, namespace string) e
 	return nil
 }
 
-// Cleanup deletes every governance object made for owner: enforce copies, Placements,
-// PlacementBindings and copied ConfigMaps, in every namespace. It returns how many were
+// Cleanup deletes every object made for owner: enforce copies, Placements,
+// PlacementBindings, ManagedClusterViews and copied ConfigMaps, in every namespace. It returns how many were
 // still there, so that the caller can wait until none is left.
 func (w Writer) Cleanup(ctx context.Context, owner Owner) (int, error) {
 	selector := client.MatchingLabels(owner.Labels())
@@ -218,6 +219,16 @@ func (w Writer) Cleanup(ctx context.Context, owner Owner) (int, error) {
 			continue
 		}
 		n, err := w.deleteAll(ctx, list)
+		found += n
+		errs = append(errs, err)
+	}
+	// Views are read directly, filtered by the API server: the cache does not hold them, and
+	// a hub that does not serve them has none to delete.
+	var views viewv1beta1.ManagedClusterViewList
+	if err := w.Reader.List(ctx, &views, selector); err != nil && !meta.IsNoMatchError(err) {
+		errs = append(errs, err)
+	} else {
+		n, err := w.deleteAll(ctx, &views)
 		found += n
 		errs = append(errs, err)
 	}
