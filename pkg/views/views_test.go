@@ -88,4 +88,3 @@ func TestDecode(t *testing.T) {
 		})
 	}
 }
-
