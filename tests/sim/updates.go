@@ -1,16 +1,15 @@
 package sim
 
 import (
-	"fmt"
-	"io"
+	"context"
 	"net/http"
-	"net/url"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
+	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 )
 
 // RiskMatcher decides whether a conditional update risk applies to a cluster, as the
@@ -24,7 +23,7 @@ type RiskMatcher func(cluster string, risk configv1.ConditionalUpdateRisk) (bool
 func GraphUpdates(graphURL string, match RiskMatcher) UpdateSource {
 	client := &http.Client{Timeout: 10 * time.Second}
 	return func(cluster string, cv *configv1.ClusterVersion, now time.Time) (Updates, error) {
-		g, err := fetchGraph(client, graphURL, cv.Spec.Channel)
+		g, err := updateservice.Fetch(context.Background(), client, graphURL, cv.Spec.Channel, "amd64")
 		if err != nil {
 			return Updates{}, err
 		}
@@ -41,33 +40,4 @@ func GraphUpdates(graphURL string, match RiskMatcher) UpdateSource {
 		}
 		return Updates{Available: u.AvailableUpdates, Conditional: u.ConditionalUpdates}, nil
 	}
-}
-
-func fetchGraph(client *http.Client, graphURL, channel string) (*updategraph.Graph, error) {
-	u, err := url.Parse(graphURL)
-	if err != nil {
-		return nil, err
-	}
-	query := u.Query()
-	query.Set("channel", channel)
-	query.Set("arch", "amd64")
-	u.RawQuery = query.Encode()
-	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetching the update graph: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("update service answered %s: %s", resp.Status, body)
-	}
-	return updategraph.Parse(body)
 }
