@@ -18,39 +18,45 @@ import (
 // approvals, into the rollout's gates.
 func gates(s *scope) rollout.Gates {
 	spec := s.cgu.Spec
-	g := rollout.Gates{Paused: spec.Paused, PausedFor: pausedFor(s.cgu.Status, s.now)}
+	g := rollout.Gates{Paused: spec.Paused}
+	if s.started { // only pauses of a running rollout move its deadlines
+		g.PausedFor = pausedFor(s.cgu.Status, s.now)
+	}
 	if spec.BatchSoak != nil {
 		g.BatchSoak = spec.BatchSoak.Duration
 	}
 	if spec.ClusterProgressDeadline != nil {
 		g.ClusterDeadline = spec.ClusterProgressDeadline.Duration
 	}
-	if spec.MaxFailures != nil {
-		budget, err := intstr.GetScaledValueFromIntOrPercent(spec.MaxFailures, s.plan.Clusters(), false)
-		if err == nil {
-			g.MaxFailures = &budget
-		}
+	g.MaxFailures = budget(spec.MaxFailures, s.plan.Clusters())
+	g.Approved = func(b int) bool {
+		return slices.ContainsFunc(s.approvals, func(x ranv1alpha1.BatchApproval) bool { return x.Batch == b+1 })
 	}
 	if a := spec.Approval; a != nil {
 		canaries := s.plan.CanaryBatches()
 		g.NeedsApproval = func(b int) bool {
 			return b > 0 && (a.EveryBatch || (a.AfterCanaries && canaries > 0 && b == canaries))
 		}
-		g.Approved = func(b int) bool {
-			return slices.ContainsFunc(s.approvals, func(x ranv1alpha1.BatchApproval) bool { return x.Batch == b+1 })
-		}
 	}
 	g.PolicyChanged = changedPolicy(s)
-	if g.PolicyChanged != "" && g.Approved == nil {
-		g.Approved = func(b int) bool {
-			return slices.ContainsFunc(s.approvals, func(x ranv1alpha1.BatchApproval) bool { return x.Batch == b+1 })
-		}
-	}
 	if sched, err := schedule(spec.MaintenanceWindows); err == nil && sched != nil && !sched.Open(s.now) {
 		g.WindowClosed = true
 		g.WindowOpens, _, _ = sched.Next(s.now)
 	}
 	return g
+}
+
+// budget is spec.maxFailures as a count of the planned clusters (a percentage rounded
+// down), nil without a budget.
+func budget(maxFailures *intstr.IntOrString, clusters int) *int {
+	if maxFailures == nil {
+		return nil
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(maxFailures, clusters, false)
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 // pausedFor is the time paused so far: the pauses status recorded as ended, and the one
@@ -111,9 +117,12 @@ func approvals(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) []ranv1alpha
 	return out
 }
 
-// pauseStatus records when a pause began and, when it ends, adds it to the time paused.
-func pauseStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, paused bool, now time.Time) {
+// pauseStatus records when a pause of a running rollout began and, when it ends, adds it to
+// the time paused. Before the start there are no deadlines to move: nothing is recorded.
+func pauseStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, paused, started bool, now time.Time) {
 	switch {
+	case !started:
+		st.PausedAt, st.PausedFor = nil, nil
 	case paused && st.PausedAt == nil:
 		at := metav1.NewTime(now).Rfc3339Copy()
 		st.PausedAt = &at

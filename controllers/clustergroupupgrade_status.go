@@ -58,7 +58,7 @@ func computeStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 	d := s.decision
 	rollout.Status(st, d, s.plan)
 	st.Waiting, st.Approvals = waitingStatus(d), s.approvals
-	pauseStatus(st, s.cgu.Spec.Paused, s.now)
+	pauseStatus(st, s.cgu.Spec.Paused, !d.Progress.Started.IsZero(), s.now)
 	if s.started && s.before.Plan != nil { // the records hold the batches, not what was left out
 		st.Plan.SkippedCompliant = s.before.Plan.SkippedCompliant
 	}
