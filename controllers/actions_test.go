@@ -27,7 +27,7 @@ var _ = Describe("Cluster actions and Placement selection", func() {
 			}},
 		}
 		enableOnCreate(cgu)
-		create(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
 		Eventually(clusterLabels(ctx, clusters[0])).WithTimeout(settle).Should(And(HaveKey("upgrade-done"), Not(HaveKey("upgrade-running"))))
 		Expect(clusterLabels(ctx, clusters[1])(Default)).To(And(HaveKey("upgrade-running"), Not(HaveKey("upgrade-done"))),
 			"the stalled cluster has not completed")
@@ -52,7 +52,7 @@ var _ = Describe("Cluster actions and Placement selection", func() {
 
 		cgu := newCGU("cgu-placed", "upgrade", nil, 0, p.Name)
 		cgu.Spec.PlacementRef = &ranv1alpha1.LocalPlacementReference{Name: "wave-1"}
-		create(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
 		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionClustersSelected)).WithTimeout(settle).
 			Should(HaveField("Reason", ranv1alpha1.ReasonNoClustersSelected))
 
@@ -60,7 +60,7 @@ var _ = Describe("Cluster actions and Placement selection", func() {
 		for _, c := range clusters[:2] {
 			setClusterLabel(ctx, c, "wave", "1")
 		}
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Plan.Clusters", 2))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Plan.Clusters", 2))
 		enable(ctx, cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
 		Expect(desired(clusters[2])(Default)).To(BeEmpty())
@@ -71,14 +71,14 @@ var _ = Describe("Cluster actions and Placement selection", func() {
 		p := placeUpgradePolicy(ctx, "mwt", 1)
 		withTemplates := newCGU("cgu-mwt", "templates", clusters, 0, p.Name)
 		withTemplates.Spec.ManifestWorkTemplates = []string{"pre-upgrade", "post-upgrade"}
-		create(ctx, withTemplates)
+		fleet.MustCreate(ctx, withTemplates)
 		Eventually(condition(ctx, withTemplates, ranv1alpha1.ConditionValidated)).WithTimeout(settle).Should(And(
 			HaveField("Reason", ranv1alpha1.ReasonNotAllManifestTemplatesExist),
 			HaveField("Message", "ManifestWorkReplicaSets not found in cgu-mwt: pre-upgrade, post-upgrade"),
 		))
 		noPlacement := newCGU("cgu-mwt", "placement", nil, 0, p.Name)
 		noPlacement.Spec.PlacementRef = &ranv1alpha1.LocalPlacementReference{Name: "absent"}
-		create(ctx, noPlacement)
+		fleet.MustCreate(ctx, noPlacement)
 		Eventually(condition(ctx, noPlacement, ranv1alpha1.ConditionClustersSelected)).WithTimeout(settle).Should(And(
 			HaveField("Reason", ranv1alpha1.ReasonPlacementNotFound),
 			HaveField("Message", "spec.placementRef: Placement cgu-mwt/absent does not exist"),

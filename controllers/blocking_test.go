@@ -30,13 +30,13 @@ var _ = Describe("Blocking CRs", func() {
 		blocked := newCGU("cgu-block", "second", clusters[1:], 0, p.Name)
 		blocked.Spec.BlockingCRs = []ranv1alpha1.BlockingCR{{Name: "first"}}
 		enableOnCreate(blocked)
-		create(ctx, blocked)
-		Eventually(get(ctx, blocked)).WithTimeout(settle).Should(blockedBy(ranv1alpha1.ReasonMissingBlockingCR, "cgu-block/first"))
+		fleet.MustCreate(ctx, blocked)
+		Eventually(fleet.Stored(ctx, blocked)).WithTimeout(settle).Should(blockedBy(ranv1alpha1.ReasonMissingBlockingCR, "cgu-block/first"))
 
 		By("the blocking CGU appears, not enabled")
 		first := newCGU("cgu-block", "first", clusters[:1], 0, p.Name)
-		create(ctx, first)
-		Eventually(get(ctx, blocked)).WithTimeout(settle).Should(blockedBy(ranv1alpha1.ReasonIncompleteBlockingCR, "cgu-block/first (NotStarted)"))
+		fleet.MustCreate(ctx, first)
+		Eventually(fleet.Stored(ctx, blocked)).WithTimeout(settle).Should(blockedBy(ranv1alpha1.ReasonIncompleteBlockingCR, "cgu-block/first (NotStarted)"))
 		Consistently(desired(clusters[1])).WithTimeout(2 * time.Second).Should(BeEmpty())
 
 		By("the blocking CGU runs and completes; the blocked one follows on its own")
@@ -55,10 +55,10 @@ var _ = Describe("Blocking CRs", func() {
 		b.Spec.BlockingCRs = []ranv1alpha1.BlockingCR{{Name: "a"}}
 		enableOnCreate(a)
 		enableOnCreate(b)
-		create(ctx, a)
-		create(ctx, b)
-		Eventually(get(ctx, a)).WithTimeout(settle).Should(blockedBy(ranv1alpha1.ReasonBlockingCRCycle, "cgu-cycle/a -> cgu-cycle/b -> cgu-cycle/a"))
-		Eventually(get(ctx, b)).WithTimeout(settle).Should(blockedBy(ranv1alpha1.ReasonBlockingCRCycle, "cgu-cycle/b -> cgu-cycle/a -> cgu-cycle/b"))
+		fleet.MustCreate(ctx, a)
+		fleet.MustCreate(ctx, b)
+		Eventually(fleet.Stored(ctx, a)).WithTimeout(settle).Should(blockedBy(ranv1alpha1.ReasonBlockingCRCycle, "cgu-cycle/a -> cgu-cycle/b -> cgu-cycle/a"))
+		Eventually(fleet.Stored(ctx, b)).WithTimeout(settle).Should(blockedBy(ranv1alpha1.ReasonBlockingCRCycle, "cgu-cycle/b -> cgu-cycle/a -> cgu-cycle/b"))
 	})
 
 	It("with partial completion and cluster filtering, follows a timed-out blocker without its late clusters", func(ctx SpecContext) {
@@ -68,7 +68,7 @@ var _ = Describe("Blocking CRs", func() {
 		first := newCGU("cgu-partial", "first", clusters[:2], 0, p.Name)
 		first.Spec.RemediationStrategy.Timeout = 30
 		enableOnCreate(first)
-		create(ctx, first)
+		fleet.MustCreate(ctx, first)
 
 		second := newCGU("cgu-partial", "second", clusters, 0, p.Name)
 		second.Annotations = map[string]string{
@@ -76,13 +76,13 @@ var _ = Describe("Blocking CRs", func() {
 		}
 		second.Spec.BlockingCRs = []ranv1alpha1.BlockingCR{{Name: "first"}}
 		enableOnCreate(second)
-		create(ctx, second)
-		Eventually(get(ctx, second)).WithTimeout(settle).Should(blockedBy(ranv1alpha1.ReasonIncompleteBlockingCR, "cgu-partial/first (NotCompleted)"))
+		fleet.MustCreate(ctx, second)
+		Eventually(fleet.Stored(ctx, second)).WithTimeout(settle).Should(blockedBy(ranv1alpha1.ReasonIncompleteBlockingCR, "cgu-partial/first (NotCompleted)"))
 
 		advance(ctx, 31*time.Minute, first)
 		Eventually(state(ctx, first)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateTimedOut))
 		Eventually(state(ctx, second)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
-		final := get(ctx, second)(Default)
+		final := fleet.Stored(ctx, second)(Default)
 		Expect(final.Status.Plan.Clusters).To(Equal(1), "the late cluster is filtered out, the completed one left out")
 		var records ranv1alpha1.ClusterGroupUpgradeBatchList
 		Expect(hub.Client.List(ctx, &records, client.InNamespace(second.Namespace), client.MatchingLabels{ranv1alpha1.LabelUpgradeName: "second"})).To(Succeed())

@@ -23,7 +23,7 @@ var _ = Describe("Cleanup", func() {
 		cgu := newCGU("cgu-keep", "upgrade", clusters, 1, p.Name)
 		cgu.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{DeleteObjects: ptr.To(false)}
 		enableOnCreate(cgu)
-		create(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
 		Consistently(leftovers(ctx, cgu)).WithTimeout(2*time.Second).Should(Equal(3), "the copy, its Placement and its PlacementBinding")
 		Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(BeEmpty())
@@ -42,7 +42,7 @@ var _ = Describe("Cleanup", func() {
 			cgu := newCGU("cgu-"+label, "upgrade", clusters, 0, p.Name)
 			cgu.Spec.Enforcement = mode
 			enableOnCreate(cgu)
-			create(ctx, cgu)
+			fleet.MustCreate(ctx, cgu)
 			Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(Equal([]string{clusters[0]}))
 
 			Expect(hub.Client.Delete(ctx, cgu)).To(Succeed())
@@ -72,7 +72,7 @@ var _ = Describe("Hub templates in Copy mode", func() {
 
 		cgu := newCGU("cgu-hubtpl", "upgrade", clusters, 0, p.Name)
 		enableOnCreate(cgu)
-		create(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
 		for _, c := range clusters {
 			Expect(version(c)(Default)).To(Equal(to))
@@ -90,7 +90,7 @@ var _ = Describe("Hub templates in Copy mode", func() {
 		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveLen(1))
 
 		cgu := newCGU("cgu-secret", "upgrade", clusters, 0, p.Name)
-		create(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
 		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionValidated)).WithTimeout(settle).Should(And(
 			HaveField("Reason", ranv1alpha1.ReasonUnsupportedHubTemplate),
 			HaveField("Message", And(ContainSubstring("policies/secret-upgrade"), ContainSubstring("fromSecret"))),

@@ -9,7 +9,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	configv1 "github.com/openshift/api/config/v1"
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -64,33 +63,15 @@ func newCGU(namespace, name string, clusters []string, maxConcurrency int, polic
 	}
 }
 
-// create creates the CGU's namespace if needed, then the CGU.
-func create(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cgu.Namespace}}
-	if err := hub.Client.Create(ctx, ns); err != nil {
-		ExpectWithOffset(1, client.IgnoreAlreadyExists(err)).To(Succeed())
-	}
-	ExpectWithOffset(1, hub.Client.Create(ctx, cgu)).To(Succeed())
-}
-
-// get returns the CGU as stored.
-func get(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) *ranv1alpha1.ClusterGroupUpgrade {
-	return func(g Gomega) *ranv1alpha1.ClusterGroupUpgrade {
-		out := &ranv1alpha1.ClusterGroupUpgrade{}
-		g.Expect(hub.Client.Get(ctx, client.ObjectKeyFromObject(cgu), out)).To(Succeed())
-		return out
-	}
-}
-
 // state returns the CGU's state.
 func state(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) ranv1alpha1.UpgradeState {
-	return func(g Gomega) ranv1alpha1.UpgradeState { return get(ctx, cgu)(g).Status.State }
+	return func(g Gomega) ranv1alpha1.UpgradeState { return fleet.Stored(ctx, cgu)(g).Status.State }
 }
 
 // condition returns one of the CGU's conditions, nil when absent.
 func condition(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, kind string) func(Gomega) *metav1.Condition {
 	return func(g Gomega) *metav1.Condition {
-		for _, c := range get(ctx, cgu)(g).Status.Conditions {
+		for _, c := range fleet.Stored(ctx, cgu)(g).Status.Conditions {
 			if c.Type == kind {
 				return &c
 			}
@@ -99,17 +80,8 @@ func condition(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, kind s
 	}
 }
 
-// update changes the stored CGU with f, retrying on conflicts.
-func update(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, f func(*ranv1alpha1.ClusterGroupUpgrade)) {
-	EventuallyWithOffset(1, func(g Gomega) {
-		cur := get(ctx, cgu)(g)
-		f(cur)
-		g.Expect(hub.Client.Update(ctx, cur)).To(Succeed())
-	}).Should(Succeed())
-}
-
 func enable(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
-	update(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Enable = ptr.To(true) })
+	fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Enable = ptr.To(true) })
 }
 
 var pokes int
@@ -120,7 +92,7 @@ func advance(ctx context.Context, d time.Duration, cgus ...*ranv1alpha1.ClusterG
 	clock.Step(d)
 	for _, cgu := range cgus {
 		pokes++
-		update(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) {
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) {
 			if c.Annotations == nil {
 				c.Annotations = map[string]string{}
 			}

@@ -49,12 +49,12 @@ var _ = Describe("A rollout on real spokes", func() {
 
 		cgu := newCGU("cgu-real", "upgrade", names, 1, p.Name)
 		enableOnCreate(cgu)
-		create(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(3 * settle).Should(Equal(ranv1alpha1.StateCompleted))
 		for _, spoke := range spokes {
 			Expect(realVersion(ctx, spoke)(Default)).To(Equal(to))
 		}
 		Eventually(leftovers(ctx, cgu)).WithTimeout(settle).Should(BeZero())
-		Expect(get(ctx, cgu)(Default).Status.Counts).To(Equal(ranv1alpha1.ClusterCounts{Total: 2, Completed: 2}))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.Counts).To(Equal(ranv1alpha1.ClusterCounts{Total: 2, Completed: 2}))
 	})
 })

@@ -23,10 +23,10 @@ var _ = Describe("A rollout", func() {
 			cgu := newCGU("cgu-"+label, "upgrade", clusters, 2, p.Name)
 			cgu.Spec.RemediationStrategy.Canaries = []string{clusters[6], clusters[5]}
 			cgu.Spec.Enforcement = mode
-			create(ctx, cgu)
+			fleet.MustCreate(ctx, cgu)
 
 			By("the plan is visible before enable and nothing is enforced")
-			Eventually(get(ctx, cgu)).WithTimeout(settle).Should(And(
+			Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
 				HaveField("Status.State", ranv1alpha1.StateNotStarted),
 				HaveField("Status.Plan.Batches", 5),
 				HaveField("Status.Plan.CanaryBatches", 2),
@@ -55,7 +55,7 @@ var _ = Describe("A rollout", func() {
 			By("nothing is left enforcing, the status and the events tell the story once")
 			Eventually(leftovers(ctx, cgu)).WithTimeout(settle).Should(BeZero())
 			Expect(enforcedOn(ctx, cgu, p.Name)(Default)).To(BeEmpty())
-			final := get(ctx, cgu)(Default)
+			final := fleet.Stored(ctx, cgu)(Default)
 			Expect(final.Status.Counts).To(Equal(ranv1alpha1.ClusterCounts{Total: 7, Completed: 7}))
 			Expect(final.Status.CompletedAt).NotTo(BeNil())
 			Expect(final.Status.ManagedPoliciesForUpgrade).To(ConsistOf(And(

@@ -44,8 +44,8 @@ var _ = Describe("Upgrade safety gates", func() {
 		cgu := newCGU("cgu-pause", "upgrade", clusters, 1, p.Name)
 		cgu.Spec.RemediationStrategy.Timeout = 60
 		enableOnCreate(cgu)
-		create(ctx, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
 
 		By("pausing with the plugin, then two hours, twice the timeout")
 		code, out := kubectlCGU(ctx, "pause", cgu.Name, "-n", cgu.Namespace)
@@ -53,12 +53,12 @@ var _ = Describe("Upgrade safety gates", func() {
 		Expect(out).To(Equal("Paused cgu-pause/upgrade\n"))
 		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionProgressing)).WithTimeout(settle).Should(HaveField("Reason", ranv1alpha1.ReasonPaused))
 		advance(ctx, 2*time.Hour, cgu)
-		Consistently(get(ctx, cgu)).WithTimeout(2*time.Second).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress),
+		Consistently(fleet.Stored(ctx, cgu)).WithTimeout(2*time.Second).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress),
 			"nothing times out while paused")
 
 		By("the cluster in flight finishes; the next batch does not start")
 		unstall(clusters[0])
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(waiting(ranv1alpha1.ReasonPaused, 2))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(waiting(ranv1alpha1.ReasonPaused, 2))
 		Consistently(desired(clusters[1])).WithTimeout(2 * time.Second).Should(BeEmpty())
 
 		By("resuming with the plugin")
@@ -66,7 +66,7 @@ var _ = Describe("Upgrade safety gates", func() {
 		Expect(code).To(BeZero(), out)
 		Expect(out).To(Equal("Resumed cgu-pause/upgrade\n"))
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
-		final := get(ctx, cgu)(Default)
+		final := fleet.Stored(ctx, cgu)(Default)
 		Expect(final.Status.Counts.Completed).To(Equal(2))
 		Expect(final.Status.PausedFor).To(HaveField("Duration", 2*time.Hour))
 		Expect(final.Status.PausedAt).To(BeNil())
@@ -79,8 +79,8 @@ var _ = Describe("Upgrade safety gates", func() {
 		cgu.Spec.RemediationStrategy.Canaries = []string{clusters[0]}
 		cgu.Spec.Approval = &ranv1alpha1.ApprovalGates{AfterCanaries: true}
 		enableOnCreate(cgu)
-		create(ctx, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(waiting(ranv1alpha1.ReasonWaitingForApproval, 2))
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(waiting(ranv1alpha1.ReasonWaitingForApproval, 2))
 		Consistently(desired(clusters[1])).WithTimeout(2 * time.Second).Should(BeEmpty())
 		code, out := kubectlCGU(ctx, "status", cgu.Name, "-n", cgu.Namespace)
 		Expect(code).To(BeZero())
@@ -90,7 +90,7 @@ var _ = Describe("Upgrade safety gates", func() {
 		Expect(code).To(BeZero(), out)
 		Expect(out).To(MatchRegexp(`^Approved batch 2 of cgu-approve/upgrade as \S+\n$`))
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
-		Expect(get(ctx, cgu)(Default).Status.Approvals).To(ConsistOf(And(
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.Approvals).To(ConsistOf(And(
 			HaveField("Batch", 2), HaveField("By", Not(BeEmpty())), HaveField("At.Time", BeTemporally("~", clock.Now(), time.Second)),
 		)))
 
@@ -110,13 +110,13 @@ var _ = Describe("Upgrade safety gates", func() {
 			{Start: opened.Format("15:04"), Duration: metav1.Duration{Duration: 90 * time.Minute}},
 		}}
 		enableOnCreate(cgu)
-		create(ctx, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
 
 		By("the window closes while batch 1 runs; batch 1 goes on and ends")
 		advance(ctx, 31*time.Minute, cgu)
 		unstall(clusters[0])
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(And(
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
 			waiting(ranv1alpha1.ReasonOutsideMaintenanceWindow, 2),
 			HaveField("Status.Waiting.Until.Time", BeTemporally("==", opened.Add(24*time.Hour))),
 		))
@@ -135,8 +135,8 @@ var _ = Describe("Upgrade safety gates", func() {
 		cgu.Spec.RemediationStrategy.Timeout = 60
 		cgu.Spec.MaxFailures = ptr.To(intstr.FromInt32(0))
 		enableOnCreate(cgu)
-		create(ctx, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
 		advance(ctx, 21*time.Minute, cgu)
 		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionSucceeded)).WithTimeout(settle).Should(And(
 			HaveField("Reason", ranv1alpha1.ReasonFailureBudgetExceeded),
@@ -152,11 +152,11 @@ var _ = Describe("Upgrade safety gates", func() {
 		cgu := newCGU("cgu-bsoak", "upgrade", clusters, 1, p.Name)
 		cgu.Spec.BatchSoak = &metav1.Duration{Duration: 10 * time.Minute}
 		enableOnCreate(cgu)
-		create(ctx, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(waiting(ranv1alpha1.ReasonBatchSoaking, 1))
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(waiting(ranv1alpha1.ReasonBatchSoaking, 1))
 		Consistently(desired(clusters[1])).WithTimeout(2 * time.Second).Should(BeEmpty())
 		advance(ctx, 11*time.Minute, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(waiting(ranv1alpha1.ReasonBatchSoaking, 2))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(waiting(ranv1alpha1.ReasonBatchSoaking, 2))
 		Expect(version(clusters[1])(Default)).To(Equal(to))
 		advance(ctx, 11*time.Minute, cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
@@ -170,17 +170,17 @@ var _ = Describe("Overlapping rollouts", func() {
 		stall(clusters[0])
 		first := newCGU("cgu-overlap", "first", clusters[:1], 0, p.Name)
 		enableOnCreate(first)
-		create(ctx, first)
-		Eventually(get(ctx, first)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
+		fleet.MustCreate(ctx, first)
+		Eventually(fleet.Stored(ctx, first)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
 
 		second := newCGU("cgu-overlap", "second", clusters, 0, p.Name)
 		enableOnCreate(second)
-		create(ctx, second)
+		fleet.MustCreate(ctx, second)
 		Eventually(condition(ctx, second, ranv1alpha1.ConditionProgressing)).WithTimeout(settle).Should(And(
 			HaveField("Reason", ranv1alpha1.ReasonWaitingForOtherUpgrade),
 			HaveField("Message", ContainSubstring("cluster "+clusters[0]+" waits for cgu-overlap/first")),
 		))
-		Expect(get(ctx, second)(Default).Status.CurrentBatch.Clusters).To(ContainElement(And(
+		Expect(fleet.Stored(ctx, second)(Default).Status.CurrentBatch.Clusters).To(ContainElement(And(
 			HaveField("Name", clusters[0]), HaveField("State", ranv1alpha1.ClusterPending),
 			HaveField("Reason", ranv1alpha1.ReasonWaitingForOtherUpgrade),
 		)))
@@ -201,9 +201,9 @@ var _ = Describe("A managed policy edited during the rollout", func() {
 		stall(clusters[0])
 		cgu := newCGU("cgu-edited", "upgrade", clusters, 1, p.Name)
 		enableOnCreate(cgu)
-		create(ctx, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
-		accepted := get(ctx, cgu)(Default).Status.ManagedPoliciesForUpgrade[0].Generation
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
+		accepted := fleet.Stored(ctx, cgu)(Default).Status.ManagedPoliciesForUpgrade[0].Generation
 
 		By("someone edits the policy while batch 1 runs")
 		Eventually(func(g Gomega) {
@@ -214,14 +214,14 @@ var _ = Describe("A managed policy edited during the rollout", func() {
 			g.Expect(hub.Client.Update(ctx, cur)).To(Succeed())
 		}).Should(Succeed())
 		unstall(clusters[0])
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(waiting(ranv1alpha1.ReasonManagedPolicyChanged, 2))
-		Expect(get(ctx, cgu)(Default).Status.Message).To(ContainSubstring(
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(waiting(ranv1alpha1.ReasonManagedPolicyChanged, 2))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.Message).To(ContainSubstring(
 			fmt.Sprintf("Managed policy policies/%s changed since the rollout accepted it (generation %d, now %d)", p.Name, accepted, accepted+1)))
 		Consistently(desired(clusters[1])).WithTimeout(2 * time.Second).Should(BeEmpty())
 
 		code, out := kubectlCGU(ctx, "approve", cgu.Name, "-n", cgu.Namespace)
 		Expect(code).To(BeZero(), out)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
-		Expect(get(ctx, cgu)(Default).Status.ManagedPoliciesForUpgrade[0].Generation).To(Equal(accepted + 1))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.ManagedPoliciesForUpgrade[0].Generation).To(Equal(accepted + 1))
 	})
 })

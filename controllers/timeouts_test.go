@@ -42,11 +42,11 @@ var _ = Describe("Timeouts", func() {
 		stall(clusters[0])
 		cgu := newCGU("cgu-cont", "upgrade", clusters, 2, p.Name)
 		cgu.Spec.RemediationStrategy.Timeout = 60 // two batches: 30 minutes each
-		create(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
 		enable(ctx, cgu)
 
 		By("batch 1 waits on the stalled cluster, the other one done")
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(And(
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
 			firstBatchShows(clusters[1], ranv1alpha1.ClusterCompleted),
 			firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress),
 		))
@@ -59,7 +59,7 @@ var _ = Describe("Timeouts", func() {
 		Expect(version(clusters[2])(Default)).To(Equal(to))
 		Expect(version(clusters[3])(Default)).To(Equal(to))
 		Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(BeEmpty())
-		final := get(ctx, cgu)(Default)
+		final := fleet.Stored(ctx, cgu)(Default)
 		Expect(final.Status.Counts).To(Equal(ranv1alpha1.ClusterCounts{Total: 4, Completed: 3, TimedOut: 1}))
 		Expect(final.Status.Message).To(ContainSubstring(clusters[0]))
 		Eventually(events(ctx, cgu)).Should(And(
@@ -76,12 +76,12 @@ var _ = Describe("Timeouts", func() {
 		cgu := newCGU("cgu-abort", "upgrade", clusters, 2, p.Name)
 		cgu.Spec.RemediationStrategy.Timeout = 60
 		cgu.Spec.BatchTimeoutAction = ranv1alpha1.BatchTimeoutAbort
-		create(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
 		enable(ctx, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterCompleted))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterCompleted))
 
 		advance(ctx, 31*time.Minute, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(And(
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
 			HaveField("Status.State", ranv1alpha1.StateTimedOut),
 			HaveField("Status.Message", ContainSubstring("batchTimeoutAction is Abort")),
 			HaveField("Status.Counts", ranv1alpha1.ClusterCounts{Total: 4, Completed: 1, TimedOut: 1, Pending: 2}),
@@ -97,12 +97,12 @@ var _ = Describe("Timeouts", func() {
 		cgu := newCGU("cgu-canto", "upgrade", clusters, 2, p.Name)
 		cgu.Spec.RemediationStrategy.Canaries = []string{clusters[2]}
 		cgu.Spec.RemediationStrategy.Timeout = 60
-		create(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
 		enable(ctx, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[2], ranv1alpha1.ClusterInProgress))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[2], ranv1alpha1.ClusterInProgress))
 
 		advance(ctx, 31*time.Minute, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(And(
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
 			HaveField("Status.State", ranv1alpha1.StateTimedOut),
 			HaveField("Status.Message", HavePrefix("Canary batch 1 timed out; cluster "+clusters[2]+" is not compliant yet")),
 		))
@@ -115,12 +115,12 @@ var _ = Describe("Timeouts", func() {
 		stall(clusters[1])
 		cgu := newCGU("cgu-late", "upgrade", clusters, 0, p.Name)
 		cgu.Spec.RemediationStrategy.Timeout = 60
-		create(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
 		enable(ctx, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterCompleted))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterCompleted))
 
 		advance(ctx, 61*time.Minute, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(And(
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
 			HaveField("Status.State", ranv1alpha1.StateTimedOut),
 			HaveField("Status.Message", HavePrefix("The rollout ran out of time; cluster "+clusters[1])),
 		))
@@ -143,17 +143,17 @@ var _ = Describe("Timeouts", func() {
 			g.Expect(hub.Client.Update(ctx, cur)).To(Succeed())
 		}).Should(Succeed())
 		cgu := newCGU("cgu-soak", "upgrade", clusters, 1, p.Name)
-		create(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
 		enable(ctx, cgu)
 
 		By("the first cluster complies and soaks; the second batch waits")
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(soaking(1, clusters[0], p.Name))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(soaking(1, clusters[0], p.Name))
 		Consistently(desired(clusters[1])).WithTimeout(3 * time.Second).Should(BeEmpty())
-		Expect(get(ctx, cgu)(Default).Status.CurrentBatch.Index).To(Equal(1))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.CurrentBatch.Index).To(Equal(1))
 
 		By("after the soak")
 		advance(ctx, 601*time.Second, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(soaking(2, clusters[1], p.Name))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(soaking(2, clusters[1], p.Name))
 		Expect(version(clusters[1])(Default)).To(Equal(to))
 		advance(ctx, 601*time.Second, cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))

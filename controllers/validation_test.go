@@ -39,7 +39,7 @@ var _ = Describe("Selection and validation", func() {
 		p := placeUpgradePolicy(ctx, "unknown", 1)
 		cgu := newCGU("cgu-unknown", "upgrade", append(clusters, "ghost-1", "ghost-2"), 0, p.Name)
 		cgu.Spec.Enable = ptr.To(true)
-		create(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
 		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionClustersSelected)).WithTimeout(settle).Should(And(
 			HaveField("Status", metav1.ConditionFalse),
 			HaveField("Reason", ranv1alpha1.ReasonClusterNotFound),
@@ -54,7 +54,7 @@ var _ = Describe("Selection and validation", func() {
 		clusters := joinFleet(ctx, "ambig", 2)
 		p := placeUpgradePolicy(ctx, "ambig", 2)
 		missing := newCGU("cgu-ambig", "missing", clusters, 0, p.Name, "no-such-policy")
-		create(ctx, missing)
+		fleet.MustCreate(ctx, missing)
 		Eventually(condition(ctx, missing, ranv1alpha1.ConditionValidated)).WithTimeout(settle).Should(And(
 			HaveField("Reason", ranv1alpha1.ReasonNotAllManagedPoliciesExist),
 			HaveField("Message", ContainSubstring("no-such-policy")),
@@ -65,12 +65,12 @@ var _ = Describe("Selection and validation", func() {
 		twin := world.UpgradePolicy("policies-b", p.Name, to, policyv1.Inform)
 		Expect(hub.PlacePolicy(ctx, twin, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "ambig"}})).To(Succeed())
 		ambiguous := newCGU("cgu-ambig", "ambiguous", clusters, 0, p.Name)
-		create(ctx, ambiguous)
+		fleet.MustCreate(ctx, ambiguous)
 		Eventually(condition(ctx, ambiguous, ranv1alpha1.ConditionValidated)).WithTimeout(settle).Should(And(
 			HaveField("Reason", ranv1alpha1.ReasonAmbiguousManagedPoliciesNames),
 			HaveField("Message", ContainSubstring(p.Name+" (in policies and policies-b)")),
 		))
-		Expect(get(ctx, ambiguous)(Default).Status.Plan).To(BeNil(), "no plan for an invalid spec")
+		Expect(fleet.Stored(ctx, ambiguous)(Default).Status.Plan).To(BeNil(), "no plan for an invalid spec")
 	})
 
 	It("leaves out clusters already compliant, and follows cluster list edits until enabled", func(ctx SpecContext) {
@@ -82,23 +82,23 @@ var _ = Describe("Selection and validation", func() {
 		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveKeyWithValue("edit-done", policyv1.Compliant))
 
 		cgu := newCGU("cgu-edit", "upgrade", []string{clusters[0], "edit-done"}, 1, p.Name)
-		create(ctx, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(And(
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
 			HaveField("Status.Plan.Clusters", 1), HaveField("Status.Plan.SkippedCompliant", 1),
 		))
 
 		By("adding clusters before enable changes the plan")
-		update(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) {
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) {
 			c.Spec.Clusters = append(c.Spec.Clusters, clusters[1], clusters[2])
 		})
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Plan.Batches", 3))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Plan.Batches", 3))
 
 		By("once enabled the plan is frozen")
 		enable(ctx, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Plan.FrozenAt", Not(BeNil())))
-		update(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Clusters = c.Spec.Clusters[:1] })
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Plan.FrozenAt", Not(BeNil())))
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Clusters = c.Spec.Clusters[:1] })
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
-		final := get(ctx, cgu)(Default)
+		final := fleet.Stored(ctx, cgu)(Default)
 		Expect(final.Status.Plan.Batches).To(Equal(3))
 		Expect(final.Status.Counts.Completed).To(Equal(3))
 		for _, c := range clusters {

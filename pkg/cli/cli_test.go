@@ -44,8 +44,8 @@ var _ = Describe("kubectl cgu", func() {
 				},
 			},
 		}
-		create(ctx, cgu)
-		Eventually(get(ctx, cgu)).WithTimeout(settle).Should(And(
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
 			HaveField("Status.State", ranv1alpha1.StateNotStarted),
 			HaveField("Status.Plan.Batches", 4),
 			HaveField("Status.Conditions", ContainElement(And(
@@ -59,8 +59,8 @@ var _ = Describe("kubectl cgu", func() {
 
 		By("enabling it with " + clusters[2] + " stalled: batch 3 waits on it")
 		simulator.SetBehaviour(clusters[2], sim.Behaviour{Stall: true})
-		change(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Enable = ptr.To(true) })
-		Eventually(get(ctx, cgu)).WithTimeout(3 * settle).Should(And(
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Enable = ptr.To(true) })
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(3 * settle).Should(And(
 			batchShows(3, clusters[3], ranv1alpha1.ClusterCompleted),
 			batchShows(3, clusters[2], ranv1alpha1.ClusterInProgress),
 		))

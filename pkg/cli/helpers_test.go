@@ -11,13 +11,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/cli"
 )
 
@@ -37,33 +33,6 @@ func joinFleet(ctx context.Context, label string, n int) []string {
 // placed on the fleet label, and waits until every cluster of the fleet reports on it.
 func placeUpgradePolicy(ctx context.Context, label string, clusters int) *policyv1.Policy {
 	return fleet.MustPlaceUpgradePolicy(ctx, label, clusters, settle)
-}
-
-// create creates the CGU's namespace if needed, then the CGU.
-func create(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cgu.Namespace}}
-	if err := hub.Client.Create(ctx, ns); err != nil {
-		ExpectWithOffset(1, client.IgnoreAlreadyExists(err)).To(Succeed())
-	}
-	ExpectWithOffset(1, hub.Client.Create(ctx, cgu)).To(Succeed())
-}
-
-// get returns the CGU as stored.
-func get(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) *ranv1alpha1.ClusterGroupUpgrade {
-	return func(g Gomega) *ranv1alpha1.ClusterGroupUpgrade {
-		out := &ranv1alpha1.ClusterGroupUpgrade{}
-		g.Expect(hub.Client.Get(ctx, client.ObjectKeyFromObject(cgu), out)).To(Succeed())
-		return out
-	}
-}
-
-// change changes the stored CGU with f, retrying on conflicts.
-func change(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, f func(*ranv1alpha1.ClusterGroupUpgrade)) {
-	EventuallyWithOffset(1, func(g Gomega) {
-		cur := get(ctx, cgu)(g)
-		f(cur)
-		g.Expect(hub.Client.Update(ctx, cur)).To(Succeed())
-	}).Should(Succeed())
 }
 
 // result is what one run of the plugin printed and its exit code.

@@ -11,10 +11,13 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
@@ -118,4 +121,31 @@ func (e *Env) MustPlaceUpgradePolicy(ctx context.Context, label string, clusters
 		return out
 	}).WithTimeout(timeout).Should(gomega.HaveLen(clusters))
 	return p
+}
+
+// MustCreate creates a ClusterGroupUpgrade, and its namespace when missing, for a Ginkgo spec.
+func (e *Env) MustCreate(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cgu.Namespace}}
+	if err := e.Hub.Client.Create(ctx, ns); err != nil {
+		gomega.ExpectWithOffset(1, client.IgnoreAlreadyExists(err)).To(gomega.Succeed())
+	}
+	gomega.ExpectWithOffset(1, e.Hub.Client.Create(ctx, cgu)).To(gomega.Succeed())
+}
+
+// Stored returns a function reading the ClusterGroupUpgrade as stored, for Eventually.
+func (e *Env) Stored(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(gomega.Gomega) *ranv1alpha1.ClusterGroupUpgrade {
+	return func(g gomega.Gomega) *ranv1alpha1.ClusterGroupUpgrade {
+		out := &ranv1alpha1.ClusterGroupUpgrade{}
+		g.Expect(e.Hub.Client.Get(ctx, client.ObjectKeyFromObject(cgu), out)).To(gomega.Succeed())
+		return out
+	}
+}
+
+// MustUpdate changes the stored ClusterGroupUpgrade with f, retrying on conflicts.
+func (e *Env) MustUpdate(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, f func(*ranv1alpha1.ClusterGroupUpgrade)) {
+	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
+		cur := e.Stored(ctx, cgu)(g)
+		f(cur)
+		g.Expect(e.Hub.Client.Update(ctx, cur)).To(gomega.Succeed())
+	}).Should(gomega.Succeed())
 }

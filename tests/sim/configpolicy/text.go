@@ -365,43 +365,15 @@ func (h *textHash) addScalar(v any) {
 // jsonEqual reports whether two JSON values are equal as an API server would store them: numbers
 // by value, whatever their Go type.
 func jsonEqual(a, b any) bool {
-	switch a := a.(type) {
-	case map[string]any:
-		b, ok := b.(map[string]any)
-		if !ok || len(a) != len(b) {
-			return false
+	return sameTree(a, b, func(a, b any) bool {
+		if an, ok := number(a); ok {
+			bn, ok := number(b)
+
+			return ok && an == bn
 		}
 
-		for k, av := range a {
-			bv, ok := b[k]
-			if !ok || !jsonEqual(av, bv) {
-				return false
-			}
-		}
-
-		return true
-	case []any:
-		b, ok := b.([]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-
-		for i := range a {
-			if !jsonEqual(a[i], b[i]) {
-				return false
-			}
-		}
-
-		return true
-	}
-
-	if an, ok := number(a); ok {
-		bn, ok := number(b)
-
-		return ok && an == bn
-	}
-
-	return reflect.DeepEqual(a, b)
+		return reflect.DeepEqual(a, b)
+	})
 }
 
 func number(v any) (float64, bool) {
