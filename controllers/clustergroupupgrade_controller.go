@@ -17,6 +17,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 )
 
 // Finalizer keeps a ClusterGroupUpgrade until every object it made is deleted (TALM's name).
@@ -37,6 +38,13 @@ type ClusterGroupUpgradeReconciler struct {
 	// MaxClustersInProgress caps the clusters under remediation across every
 	// ClusterGroupUpgrade; zero means no cap.
 	MaxClustersInProgress int
+	// ViewsServed says the hub serves ManagedClusterViews, which the upgrade checks read
+	// ClusterVersions through.
+	ViewsServed bool
+	// Graphs fetches update graphs for the y-stream upgrade checks, from UpdateService
+	// unless the rollout or the cluster names another update service.
+	Graphs        *updateservice.Client
+	UpdateService string
 }
 
 // +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades,verbs=get;list;watch;update;patch
@@ -78,7 +86,7 @@ func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.
 
 	s := newScope(cgu, r.Clock.Now())
 	for _, phase := range []func(context.Context, *scope) error{
-		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.decide,
+		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherChecks, r.decide,
 		r.applyActions, r.applyRecords, r.applyEnforcement,
 	} {
 		if s.done {

@@ -21,6 +21,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 )
 
 // SoakAnnotation on a managed policy is how many seconds a cluster must stay compliant with
@@ -61,6 +62,9 @@ type scope struct {
 	decision   rollout.Decision
 	decided    bool
 	startedNow bool
+	// verdicts are the upgrade checks' verdicts on the clusters that have not started,
+	// nil without spec.upgradeChecks.pathValidation.
+	verdicts map[string]upgradecheck.Verdict
 }
 
 func newScope(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) *scope {
@@ -177,18 +181,9 @@ func (r *ClusterGroupUpgradeReconciler) frozenPolicies(ctx context.Context, s *s
 		s.roots = f.Policies
 		return err
 	}
-	for _, ref := range refs {
-		p := &policyv1.Policy{}
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, p)
-		switch {
-		case apierrors.IsNotFound(err):
-			p = nil
-		case err != nil:
-			return fmt.Errorf("reading policy %s/%s: %w", ref.Namespace, ref.Name, err)
-		}
-		s.roots = append(s.roots, p)
-	}
-	return nil
+	roots, err := preview.AcceptedPolicies(ctx, r.Client, s.cgu)
+	s.roots = roots
+	return err
 }
 
 func mode(cgu *ranv1alpha1.ClusterGroupUpgrade) ranv1alpha1.EnforcementMode {
@@ -217,6 +212,7 @@ func (r *ClusterGroupUpgradeReconciler) decide(ctx context.Context, s *scope) er
 	s.approvals = approvals(s.cgu, s.now)
 	f.Gates = gates(s)
 	f.Gates.Busy, f.Gates.Capacity = r.busy(ctx, s), r.capacity(ctx)
+	f.Gates.Check = checkGate(s)
 	s.decision = rollout.Decide(f)
 	s.decided = true
 	s.startedNow = !s.started && !s.decision.Progress.Started.IsZero()

@@ -85,6 +85,7 @@ func computeStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 		}
 	}
 	setRolloutConditions(st, d)
+	setCheckStatus(st, s)
 }
 
 func setSelectionConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
@@ -112,8 +113,12 @@ func setRolloutConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, d rollout.D
 		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionTrue, d.Reason, message)
 		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, metav1.ConditionFalse, ranv1alpha1.ReasonInProgress, message)
 	case ranv1alpha1.StateCompleted:
-		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, ranv1alpha1.ReasonCompleted, message)
-		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, metav1.ConditionTrue, ranv1alpha1.ReasonCompleted, message)
+		succeeded := metav1.ConditionTrue
+		if d.Reason == ranv1alpha1.ReasonClustersHeld {
+			succeeded = metav1.ConditionFalse
+		}
+		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, d.Reason, message)
+		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, succeeded, d.Reason, message)
 	case ranv1alpha1.StateTimedOut:
 		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, d.Reason, message)
 		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, metav1.ConditionFalse, d.Reason, message)
@@ -199,6 +204,7 @@ func (r *ClusterGroupUpgradeReconciler) clusterEvents(s *scope, st, old ranv1alp
 		if was[c.Name] == c.State {
 			continue
 		}
+		r.checkEvents(s, c, was[c.Name])
 		switch c.State {
 		case ranv1alpha1.ClusterCompleted:
 			r.relatedEvent(s, managedCluster(c.Name), corev1.EventTypeNormal, EventClusterCompleted, "Cluster %s completed", c.Name)

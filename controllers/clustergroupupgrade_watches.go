@@ -1,8 +1,10 @@
 package controllers
 
 import (
+	"bytes"
 	"context"
 
+	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,7 +49,13 @@ func (r *ClusterGroupUpgradeReconciler) SetupWithManager(ctx context.Context, mg
 	}
 	managedCluster := &metav1.PartialObjectMetadata{}
 	managedCluster.SetGroupVersionKind(clusteractions.ManagedClusterGVK)
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.ViewsServed {
+		// The upgrade checks read ClusterVersions through the rollout's views.
+		b = b.Watches(&viewv1beta1.ManagedClusterView{}, handler.EnqueueRequestsFromMapFunc(r.viewOwner),
+			builder.WithPredicates(viewAnswered{}))
+	}
+	return b.
 		Named("clustergroupupgrade").
 		For(&ranv1alpha1.ClusterGroupUpgrade{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
@@ -189,3 +197,15 @@ func (createOrDelete) Create(event.CreateEvent) bool   { return true }
 func (createOrDelete) Delete(event.DeleteEvent) bool   { return true }
 func (createOrDelete) Update(event.UpdateEvent) bool   { return false }
 func (createOrDelete) Generic(event.GenericEvent) bool { return false }
+
+// viewAnswered passes a view's creation, deletion and the changes of what it shows.
+type viewAnswered struct{ predicate.Funcs }
+
+func (viewAnswered) Update(e event.UpdateEvent) bool {
+	o, okOld := e.ObjectOld.(*viewv1beta1.ManagedClusterView)
+	n, okNew := e.ObjectNew.(*viewv1beta1.ManagedClusterView)
+	if !okOld || !okNew {
+		return true
+	}
+	return !bytes.Equal(o.Status.Result.Raw, n.Status.Result.Raw) || !equality.Semantic.DeepEqual(o.Status.Conditions, n.Status.Conditions)
+}

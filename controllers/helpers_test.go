@@ -21,6 +21,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
+	"github.com/cgu-operator/cgu-operator/tests/world"
 )
 
 const (
@@ -41,6 +42,15 @@ func joinFleet(ctx context.Context, label string, n int) []string {
 // placed on the fleet label, and waits until every cluster of the fleet reports on it.
 func placeUpgradePolicy(ctx context.Context, label string, clusters int) *policyv1.Policy {
 	return fleet.MustPlaceUpgradePolicy(ctx, label, clusters, settle)
+}
+
+// placeVersionPolicy creates an inform policy upgrading to version, placed on the fleet
+// label, and waits until the policy reports on a cluster.
+func placeVersionPolicy(ctx context.Context, label, version string) *policyv1.Policy {
+	p := world.UpgradePolicy(policyNS, label+"-to-"+strings.ReplaceAll(version, ".", "-"), version, policyv1.Inform)
+	Expect(hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": label}})).To(Succeed())
+	Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).ShouldNot(BeEmpty())
+	return p
 }
 
 // rootCompliance returns each cluster's compliance as the root policy's status shows it.

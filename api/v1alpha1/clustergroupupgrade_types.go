@@ -22,6 +22,13 @@ const ApprovalLimit = 50
 // many items it left out.
 const MessageLimit = 1024
 
+// CheckDetailLimit bounds the clusters status.upgradeChecks lists by name; kubectl cgu
+// preflight shows every cluster's verdict.
+const CheckDetailLimit = 16
+
+// CheckMessageLimit bounds the message of one cluster's verdict in status.
+const CheckMessageLimit = 512
+
 // RemediationStrategySpec says how the selected clusters are split into batches and how long
 // the rollout may take.
 type RemediationStrategySpec struct {
@@ -306,6 +313,43 @@ type ClusterGroupUpgradeSpec struct {
 	// addition to TALM's API.
 	// +optional
 	ClusterProgressDeadline *metav1.Duration `json:"clusterProgressDeadline,omitempty"`
+
+	// UpgradeChecks judge, per cluster, the platform upgrade the managed policies ask for
+	// (ClusterVersion spec.desiredUpdate or an UpgradeConfig) before the cluster is
+	// enforced: no downgrade, a z-stream target the cluster offers, a y-stream target that
+	// is an edge of the update graph, and conditional-update risks accepted. A cluster that
+	// fails them is held: not enforced, not counted as failed. An addition to TALM's API.
+	// +optional
+	UpgradeChecks *UpgradeChecks `json:"upgradeChecks,omitempty"`
+}
+
+// UpgradeChecks configures the checks of the upgrade each cluster is asked to take.
+// +kubebuilder:validation:XValidation:rule="(has(self.pathValidation) && self.pathValidation) || ((!has(self.acceptRisks) || size(self.acceptRisks) == 0) && (!has(self.allowNotRecommended) || !self.allowNotRecommended))",message="spec.upgradeChecks.acceptRisks and allowNotRecommended need pathValidation: true"
+type UpgradeChecks struct {
+	// PathValidation reads each selected cluster's ClusterVersion through a
+	// ManagedClusterView and judges the upgrade the managed policies ask of it; the
+	// verdicts are in status.upgradeChecks before the rollout is enabled.
+	// +optional
+	PathValidation bool `json:"pathValidation,omitempty"`
+	// AcceptRisks names the conditional-update risks (the update graph's risk names, such
+	// as "SRIOVFailedToConfigureVF") the rollout accepts: a cluster whose target is not
+	// recommended only because of accepted risks proceeds, and the acceptance is recorded.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=128
+	AcceptRisks []string `json:"acceptRisks,omitempty"`
+	// AllowNotRecommended lets clusters proceed to targets that are not recommended for
+	// them, whatever their risks, as "oc adm upgrade --allow-not-recommended" does.
+	// +optional
+	AllowNotRecommended bool `json:"allowNotRecommended,omitempty"`
+	// UpdateService is the URL of the update service's graph API used for y-stream
+	// targets, for example an OpenShift Update Service on the hub; by default each
+	// cluster's ClusterVersion spec.upstream, else the operator's --update-service.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://`
+	UpdateService string `json:"updateService,omitempty"`
 }
 
 // UpgradeState is the state of a rollout.
@@ -327,9 +371,9 @@ const (
 	StateCompleted UpgradeState = "Completed"
 )
 
-// ClusterState is the state of one cluster in a rollout. Completed, TimedOut and Failed are
-// terminal.
-// +kubebuilder:validation:Enum=Pending;InProgress;Completed;TimedOut;Failed
+// ClusterState is the state of one cluster in a rollout. Completed, TimedOut, Failed and Held
+// are terminal.
+// +kubebuilder:validation:Enum=Pending;InProgress;Completed;TimedOut;Failed;Held
 type ClusterState string
 
 const (
@@ -343,6 +387,9 @@ const (
 	ClusterTimedOut ClusterState = "TimedOut"
 	// ClusterFailed means the cluster cannot complete (for example it was deleted).
 	ClusterFailed ClusterState = "Failed"
+	// ClusterHeld means the upgrade checks held the cluster until its batch ended: it was
+	// not enforced, and it does not count as failed. Reason says why.
+	ClusterHeld ClusterState = "Held"
 )
 
 // ClusterProgress is where one cluster stands.
@@ -384,6 +431,9 @@ type ClusterCounts struct {
 	TimedOut int `json:"timedOut"`
 	// Failed clusters cannot complete.
 	Failed int `json:"failed"`
+	// Held clusters were held by the upgrade checks and not enforced.
+	// +optional
+	Held int `json:"held,omitempty"`
 }
 
 // Progress holds the printer-column strings, written with the counts they summarize.
@@ -391,7 +441,7 @@ type Progress struct {
 	// Batch is "current/total", for example "2/5"; "0/5" before the rollout starts.
 	// +optional
 	Batch string `json:"batch,omitempty"`
-	// Clusters is "done/total", done counting completed, timed-out and failed clusters.
+	// Clusters is "done/total", done counting completed, timed-out, failed and held clusters.
 	// +optional
 	Clusters string `json:"clusters,omitempty"`
 }
@@ -574,6 +624,51 @@ type ClusterGroupUpgradeStatus struct {
 	// PausedFor is the time spent paused in pauses that ended; it moves the deadlines.
 	// +optional
 	PausedFor *metav1.Duration `json:"pausedFor,omitempty"`
+	// UpgradeChecks are the verdicts of spec.upgradeChecks on the clusters that have not
+	// started, while pathValidation is on.
+	// +optional
+	UpgradeChecks *UpgradeChecksStatus `json:"upgradeChecks,omitempty"`
+}
+
+// UpgradeChecksStatus counts the clusters that have not started by verdict and names those
+// that need attention.
+type UpgradeChecksStatus struct {
+	// Counts maps an outcome to its number of clusters: Proceed (may be enforced), Done
+	// (already at the target), Hold (not enforced, for a reason that may pass: a risk not
+	// accepted, an unreadable ClusterVersion, the graph unavailable) and Reject (never
+	// enforced: a downgrade, a target not offered or not in the graph).
+	// +optional
+	Counts map[string]int `json:"counts,omitempty"`
+	// Clusters are the clusters held or rejected, then those that proceed only because
+	// risks were accepted, at most CheckDetailLimit (16); kubectl cgu preflight lists all.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Clusters []ClusterCheck `json:"clusters,omitempty"`
+	// ClustersNotShown is how many such clusters did not fit in clusters.
+	// +optional
+	ClustersNotShown int `json:"clustersNotShown,omitempty"`
+}
+
+// ClusterCheck is the verdict of the upgrade checks on one cluster.
+type ClusterCheck struct {
+	// Name of the managed cluster.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Outcome is Proceed, Done, Hold or Reject.
+	// +kubebuilder:validation:Enum=Proceed;Done;Hold;Reject
+	Outcome string `json:"outcome"`
+	// Reason is a CamelCase word, for example NotRecommended or Downgrade.
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason"`
+	// Message explains the verdict, naming versions and risks.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message,omitempty"`
+	// AcceptedRisks are the risks the rollout accepted for this cluster.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=128
+	AcceptedRisks []string `json:"acceptedRisks,omitempty"`
 }
 
 // ClusterGroupUpgrade rolls inform policies out to a group of managed clusters, batch by

@@ -19,6 +19,10 @@ const (
 	// ConditionSucceeded is True once every cluster completed, False once the rollout
 	// ended otherwise.
 	ConditionSucceeded = "Succeeded"
+	// ConditionUpgradeChecked is True when spec.upgradeChecks let every cluster that has not
+	// started proceed, False when some are held or rejected, Unknown while verdicts are
+	// pending; absent without pathValidation.
+	ConditionUpgradeChecked = "UpgradeChecked"
 )
 
 // Condition reasons. Where TALM has a reason for the same situation the name is TALM's.
@@ -122,6 +126,14 @@ const (
 	ReasonInProgress = "InProgress"
 	// ReasonCompleted (Progressing=False, Succeeded=True): every cluster completed.
 	ReasonCompleted = "Completed"
+	// ReasonClustersHeld (UpgradeChecked=False; Succeeded=False with state Completed): the
+	// upgrade checks hold some clusters; the rollout ends Completed once the others did.
+	ReasonClustersHeld = "ClustersHeld"
+	// ReasonUpgradeChecksPassed (UpgradeChecked=True): every cluster may proceed.
+	ReasonUpgradeChecksPassed = "UpgradeChecksPassed"
+	// ReasonUpgradeChecksPending (UpgradeChecked=Unknown): ClusterVersions are still being
+	// read.
+	ReasonUpgradeChecksPending = "UpgradeChecksPending"
 	// ReasonTimedOut (Progressing=False, Succeeded=False): the rollout or a canary batch
 	// ran out of time, or a batch timed out with batchTimeoutAction Abort.
 	ReasonTimedOut = "TimedOut"

@@ -40,7 +40,7 @@ func largestStatus(clusters, policies int) ClusterGroupUpgradeStatus {
 		State:              StateNotCompleted,
 		Message:            msg,
 		Progress:           Progress{Batch: fmt.Sprintf("%d/%d", clusters, clusters), Clusters: fmt.Sprintf("%d/%d", clusters, clusters)},
-		Counts:             ClusterCounts{Total: clusters, Pending: clusters, InProgress: clusters, Completed: clusters, TimedOut: clusters, Failed: clusters},
+		Counts:             ClusterCounts{Total: clusters, Pending: clusters, InProgress: clusters, Completed: clusters, TimedOut: clusters, Failed: clusters, Held: clusters},
 		Plan:               &PlanSummary{Batches: clusters, CanaryBatches: clusters, Clusters: clusters, SkippedCompliant: clusters, FrozenAt: &now},
 		StartedAt:          &now,
 		CompletedAt:        &now,
@@ -58,7 +58,7 @@ func largestStatus(clusters, policies int) ClusterGroupUpgradeStatus {
 	for i := range st.Precaching.Spec.OperatorsPackagesAndChannels {
 		st.Precaching.Spec.OperatorsPackagesAndChannels[i] = name(i, 120)
 	}
-	for _, t := range []string{ConditionClustersSelected, ConditionValidated, ConditionPrecacheSpecValid, ConditionPrecachingSucceeded, ConditionProgressing, ConditionSucceeded} {
+	for _, t := range []string{ConditionClustersSelected, ConditionValidated, ConditionPrecacheSpecValid, ConditionPrecachingSucceeded, ConditionProgressing, ConditionSucceeded, ConditionUpgradeChecked} {
 		st.Conditions = append(st.Conditions, metav1.Condition{
 			Type: t, Status: metav1.ConditionTrue, ObservedGeneration: 1 << 40, LastTransitionTime: now,
 			Reason: ReasonAmbiguousManagedPoliciesNames, Message: msg,
@@ -66,6 +66,15 @@ func largestStatus(clusters, policies int) ClusterGroupUpgradeStatus {
 	}
 	for i := range ClusterDetailLimit {
 		st.CurrentBatch.Clusters = append(st.CurrentBatch.Clusters, fullProgress(i, now))
+	}
+	st.UpgradeChecks = &UpgradeChecksStatus{ClustersNotShown: clusters,
+		Counts: map[string]int{"Proceed": clusters, "Done": clusters, "Hold": clusters, "Reject": clusters}}
+	for i := range CheckDetailLimit {
+		check := ClusterCheck{Name: name(i, 253), Outcome: "Reject", Reason: strings.Repeat("R", 64), Message: strings.Repeat("m", CheckMessageLimit)}
+		for j := range 8 {
+			check.AcceptedRisks = append(check.AcceptedRisks, name(j, 128))
+		}
+		st.UpgradeChecks.Clusters = append(st.UpgradeChecks.Clusters, check)
 	}
 	st.Waiting = &WaitingStatus{Reason: ReasonOutsideMaintenanceWindow, Batch: clusters, Until: &now}
 	st.PausedAt, st.PausedFor = &now, &metav1.Duration{Duration: 1 << 62}

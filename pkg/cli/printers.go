@@ -115,7 +115,7 @@ func stateColor(state string) string {
 		return ansiGreen
 	case string(ranv1alpha1.StateNotCompleted), string(ranv1alpha1.ClusterInProgress):
 		return ansiCyan
-	case string(ranv1alpha1.StateTimedOut), string(ranv1alpha1.StateCannotStart):
+	case string(ranv1alpha1.StateTimedOut), string(ranv1alpha1.StateCannotStart), string(ranv1alpha1.ClusterHeld):
 		return ansiYellow
 	case string(ranv1alpha1.ClusterFailed):
 		return ansiRed

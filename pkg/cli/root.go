@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -126,6 +127,7 @@ func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		ranv1alpha1.AddToScheme, authenticationv1.AddToScheme, policyv1.AddToScheme, clusterv1.Install, clusterv1beta1.Install, workv1alpha1.Install,
+		viewv1beta1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
 	}
@@ -157,7 +159,7 @@ their plan of batches, and the progress of each cluster. Works as "kubectl cgu" 
 	root.PersistentFlags().StringVar(&e.color, "color", colorAuto,
 		`When to colour the output: auto (when stdout is a terminal and NO_COLOR is not set), always or never`)
 	root.AddCommand(newListCommand(e), newStatusCommand(e), newPlanCommand(e),
-		newApproveCommand(e), newPauseCommand(e), newResumeCommand(e))
+		newApproveCommand(e), newPauseCommand(e), newResumeCommand(e), newPreflightCommand(e))
 	return root
 }
 

@@ -130,8 +130,12 @@ func writeStatus(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade, n
 	}
 	b.WriteString("\n")
 	c := st.Counts
-	field(&b, "Clusters", fmt.Sprintf("%d total, %d completed, %d in progress, %d timed out, %d failed, %d pending",
-		c.Total, c.Completed, c.InProgress, c.TimedOut, c.Failed, c.Pending))
+	counts := fmt.Sprintf("%d total, %d completed, %d in progress, %d timed out, %d failed, %d pending",
+		c.Total, c.Completed, c.InProgress, c.TimedOut, c.Failed, c.Pending)
+	if c.Held > 0 {
+		counts += fmt.Sprintf(", %d held by the upgrade checks", c.Held)
+	}
+	field(&b, "Clusters", counts)
 	label, text := timeLeft(cgu, now)
 	field(&b, label, text)
 	field(&b, "Waiting for", waitingFor(cgu))
@@ -363,5 +367,6 @@ func batchWait(st ranv1alpha1.ClusterGroupUpgradeStatus) string {
 
 // terminal reports whether a cluster state is never left.
 func terminal(s ranv1alpha1.ClusterState) bool {
-	return s == ranv1alpha1.ClusterCompleted || s == ranv1alpha1.ClusterTimedOut || s == ranv1alpha1.ClusterFailed
+	return s == ranv1alpha1.ClusterCompleted || s == ranv1alpha1.ClusterTimedOut || s == ranv1alpha1.ClusterFailed ||
+		s == ranv1alpha1.ClusterHeld
 }

@@ -3,6 +3,9 @@ package operator
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"slices"
+	"time"
 
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,10 +35,15 @@ import (
 	"github.com/cgu-operator/cgu-operator/controllers"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
+	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 )
 
 // LeaderElectionID names the lease replicas compete for.
 const LeaderElectionID = "cgu-operator.ran.openshift.io"
+
+// graphTimeout bounds a request to an update service: a reconcile waits for it.
+const graphTimeout = 10 * time.Second
 
 // NewScheme returns a scheme with every kind the operator reads or writes.
 func NewScheme() *runtime.Scheme {
@@ -50,15 +58,21 @@ func NewScheme() *runtime.Scheme {
 }
 
 // cacheOptions keep the cache to what the operator needs: root policies only (the
-// replicated copies in cluster namespaces are many and carry the root-policy label), and
-// ManagedClusters as metadata (watched as such). ConfigMaps and Secrets are never cached.
+// replicated copies in cluster namespaces are many and carry the root-policy label), the
+// operator's own ManagedClusterViews, and ManagedClusters as metadata (watched as such).
+// ConfigMaps and Secrets are never cached.
 func cacheOptions() (cache.Options, error) {
 	replicated, err := labels.NewRequirement(replicatedPolicyLabel, selection.DoesNotExist, nil)
 	if err != nil {
 		return cache.Options{}, err
 	}
+	owned, err := labels.NewRequirement(policies.LabelUpgradeNamespace, selection.Exists, nil)
+	if err != nil {
+		return cache.Options{}, err
+	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&policyv1.Policy{}: {Label: labels.NewSelector().Add(*replicated)},
+		&policyv1.Policy{}:                {Label: labels.NewSelector().Add(*replicated)},
+		&viewv1beta1.ManagedClusterView{}: {Label: labels.NewSelector().Add(*owned)},
 	}}, nil
 }
 
@@ -121,13 +135,18 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	for _, api := range missing {
 		mgr.GetLogger().Info("Optional API not served; features using it report it when used", "api", api.String())
 	}
-	if err := setupControllers(mgr, opts); err != nil {
+	if err := setupControllers(mgr, opts, !slices.ContainsFunc(missing, isViews)); err != nil {
 		return nil, err
 	}
 	return mgr, nil
 }
 
-func setupControllers(mgr manager.Manager, opts Options) error {
+// isViews tells the ManagedClusterView API.
+func isViews(api hubapi.API) bool {
+	return api.GroupVersion == viewv1beta1.GroupVersion
+}
+
+func setupControllers(mgr manager.Manager, opts Options, viewsServed bool) error {
 	clk := opts.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -136,6 +155,9 @@ func setupControllers(mgr manager.Manager, opts Options) error {
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Clock: clk,
 		Recorder: mgr.GetEventRecorder("cgu-operator"), Metrics: metrics.Default(),
 		MaxClustersInProgress: opts.MaxClustersInProgress,
+		ViewsServed:           viewsServed,
+		Graphs:                &updateservice.Client{HTTP: &http.Client{Timeout: graphTimeout}, Clock: clk},
+		UpdateService:         opts.UpdateService,
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)

@@ -5,9 +5,12 @@ package operator
 import (
 	"flag"
 	"fmt"
+	"net/url"
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 )
 
 // Options configure the manager. Defaults are those of the production deployment.
@@ -32,6 +35,9 @@ type Options struct {
 	// MaxClustersInProgress caps the clusters under remediation across every
 	// ClusterGroupUpgrade of the hub; zero means no cap.
 	MaxClustersInProgress int
+	// UpdateService is the graph API of the update service that y-stream upgrade checks
+	// read when neither the ClusterGroupUpgrade nor the cluster's spec.upstream names one.
+	UpdateService string
 	// GracefulShutdown bounds how long the manager waits for running work on stop.
 	GracefulShutdown time.Duration
 	// Clock tells the controllers the time; nil is the real clock. Tests and the demo
@@ -53,6 +59,7 @@ func DefaultOptions() Options {
 		QPS:              50,
 		Burst:            100,
 		Workers:          4,
+		UpdateService:    updateservice.DefaultURL,
 		GracefulShutdown: 30 * time.Second,
 	}
 }
@@ -83,6 +90,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "ClusterGroupUpgrades reconciled at once.")
 	fs.IntVar(&o.MaxClustersInProgress, "max-clusters-in-progress", o.MaxClustersInProgress,
 		"Clusters under remediation at once across every ClusterGroupUpgrade of the hub; 0 means no cap.")
+	fs.StringVar(&o.UpdateService, "update-service", o.UpdateService,
+		"Graph API of the update service for y-stream upgrade checks, when neither the ClusterGroupUpgrade nor the cluster's ClusterVersion spec.upstream names one.")
 	fs.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", o.GracefulShutdown,
 		"How long to wait for running work when stopping.")
 }
@@ -98,8 +107,15 @@ func (o Options) Validate() error {
 		return fmt.Errorf("workers must be at least 1, got %d", o.Workers)
 	case o.MaxClustersInProgress < 0:
 		return fmt.Errorf("max-clusters-in-progress must not be negative, got %d", o.MaxClustersInProgress)
+	case !validURL(o.UpdateService):
+		return fmt.Errorf("update-service must be an http or https URL, got %q", o.UpdateService)
 	case o.GracefulShutdown < 0:
 		return fmt.Errorf("graceful-shutdown-timeout must not be negative, got %s", o.GracefulShutdown)
 	}
 	return nil
+}
+
+func validURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }

@@ -27,7 +27,8 @@ func TestDefaults(t *testing.T) {
 	if !o.LeaderElect || !o.SecureMetrics || o.MetricsAddr != ":8443" || o.ProbeAddr != ":8081" {
 		t.Errorf("production defaults changed: %+v", o)
 	}
-	if o.QPS != 50 || o.Burst != 100 || o.Workers != 4 || o.GracefulShutdown != 30*time.Second {
+	if o.QPS != 50 || o.Burst != 100 || o.Workers != 4 || o.GracefulShutdown != 30*time.Second ||
+		o.UpdateService != "https://api.openshift.com/api/upgrades_info/v1/graph" {
 		t.Errorf("client and worker defaults changed: %+v", o)
 	}
 }
@@ -35,12 +36,13 @@ func TestDefaults(t *testing.T) {
 func TestFlags(t *testing.T) {
 	o, err := parse("--leader-elect=false", "--metrics-secure=false", "--metrics-bind-address=0",
 		"--kube-api-qps=12.5", "--kube-api-burst=30", "--workers=8", "--graceful-shutdown-timeout=5s", "--max-clusters-in-progress=200",
-		"--leader-election-namespace=cgu")
+		"--leader-election-namespace=cgu", "--update-service=http://osus.hub.example.com/api/upgrades_info/v1/graph")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Options{MetricsAddr: "0", ProbeAddr: ":8081", LeaderElectionNamespace: "cgu",
-		QPS: 12.5, Burst: 30, Workers: 8, GracefulShutdown: 5 * time.Second, MaxClustersInProgress: 200}
+		QPS: 12.5, Burst: 30, Workers: 8, GracefulShutdown: 5 * time.Second, MaxClustersInProgress: 200,
+		UpdateService: "http://osus.hub.example.com/api/upgrades_info/v1/graph"}
 	if o != want {
 		t.Errorf("got %+v, want %+v", o, want)
 	}
@@ -57,6 +59,7 @@ func TestInvalidOptions(t *testing.T) {
 		"no workers":        {[]string{"--workers=0"}, "workers must be at least 1"},
 		"negative shutdown": {[]string{"--graceful-shutdown-timeout=-1s"}, "must not be negative"},
 		"negative cap":      {[]string{"--max-clusters-in-progress=-1"}, "max-clusters-in-progress must not be negative, got -1"},
+		"update service":    {[]string{"--update-service=osus.example.com"}, `update-service must be an http or https URL, got "osus.example.com"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

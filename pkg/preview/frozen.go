@@ -24,6 +24,8 @@ type Frozen struct {
 	// Clusters holds each planned cluster's progress; a cluster whose batch has not
 	// started is Pending.
 	Clusters map[string]ranv1alpha1.ClusterProgress
+	// Ended are the durations of the batches that ended.
+	Ended []time.Duration
 }
 
 // State returns a planned cluster's state, Pending when its batch has not started.
@@ -98,6 +100,7 @@ func FromRecords(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.Clu
 		return Frozen{}, fmt.Errorf("reading the frozen plan of %s/%s: %w", cgu.Namespace, cgu.Name, err)
 	}
 	f.Plan = p
+	f.Ended = EndedDurations(records)
 	f.Clusters = map[string]ranv1alpha1.ClusterProgress{}
 	for _, b := range records {
 		if b.Spec.Upgrade != cgu.Name {

@@ -18,8 +18,8 @@ type Policy struct {
 	Soak time.Duration
 }
 
-// Cluster is where one cluster stands. Completed, TimedOut and Failed are terminal: a step
-// never leaves them.
+// Cluster is where one cluster stands. Completed, TimedOut, Failed and Held are terminal: a
+// step never leaves them.
 type Cluster struct {
 	State ranv1alpha1.ClusterState
 	// Policy is the index of the managed policy being remediated, while InProgress.
@@ -35,7 +35,7 @@ type Cluster struct {
 // Terminal reports whether the cluster is done, one way or another.
 func (c Cluster) Terminal() bool {
 	switch c.State {
-	case ranv1alpha1.ClusterCompleted, ranv1alpha1.ClusterTimedOut, ranv1alpha1.ClusterFailed:
+	case ranv1alpha1.ClusterCompleted, ranv1alpha1.ClusterTimedOut, ranv1alpha1.ClusterFailed, ranv1alpha1.ClusterHeld:
 		return true
 	}
 	return false

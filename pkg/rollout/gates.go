@@ -45,13 +45,20 @@ type Gates struct {
 	// Capacity is how many more clusters may start now under the hub-wide cap on clusters
 	// under remediation; nil means no cap.
 	Capacity *int
+	// Check returns why the upgrade checks hold a cluster, nil when it may start. A held
+	// cluster does not start and does not keep its batch from ending: once the batch's
+	// other clusters are done, or at its deadline, it ends Held. nil: no checks.
+	Check func(cluster string) *Hold
 }
 
 // Hold is a cluster of the current batch that could start but waits.
 type Hold struct {
 	Cluster string
-	// Reason is WaitingForOtherUpgrade or HubCapacityReached.
+	// Reason is WaitingForOtherUpgrade, HubCapacityReached, or the reason of the upgrade
+	// check that holds the cluster.
 	Reason, Message string
+	// Checked is true for a hold of the upgrade checks.
+	Checked bool
 }
 
 // held returns why a cluster that would start now must wait, if it must.

@@ -36,7 +36,7 @@ func Recorded(records []ranv1alpha1.ClusterGroupUpgradeBatch, policies []string,
 	endsRollout := false
 	for _, r := range records {
 		if r.Status.FinishedAt != nil {
-			countRecorded(&p.Done, r.Status.Clusters)
+			countRecorded(&p, r.Status.Clusters)
 		}
 		if r.Spec.Index != current {
 			continue
@@ -58,8 +58,14 @@ func Recorded(records []ranv1alpha1.ClusterGroupUpgradeBatch, policies []string,
 	return p
 }
 
-func countRecorded(c *ranv1alpha1.ClusterCounts, clusters []ranv1alpha1.ClusterProgress) {
+// countRecorded counts the clusters of an ended record into p.Done and remembers the held
+// ones.
+func countRecorded(p *Progress, clusters []ranv1alpha1.ClusterProgress) {
+	c := &p.Done
 	for _, cp := range clusters {
+		if cp.State == ranv1alpha1.ClusterHeld {
+			p.markHeld(cp.Name)
+		}
 		switch cp.State {
 		case ranv1alpha1.ClusterCompleted:
 			c.Completed++
@@ -67,6 +73,8 @@ func countRecorded(c *ranv1alpha1.ClusterCounts, clusters []ranv1alpha1.ClusterP
 			c.TimedOut++
 		case ranv1alpha1.ClusterFailed:
 			c.Failed++
+		case ranv1alpha1.ClusterHeld:
+			c.Held++
 		}
 	}
 }
@@ -81,7 +89,7 @@ func clusterFrom(cp ranv1alpha1.ClusterProgress, policies []string) Cluster {
 		c.CompliantSince = &t
 	}
 	switch cp.State {
-	case ranv1alpha1.ClusterInProgress, ranv1alpha1.ClusterTimedOut, ranv1alpha1.ClusterFailed:
+	case ranv1alpha1.ClusterInProgress, ranv1alpha1.ClusterTimedOut, ranv1alpha1.ClusterFailed, ranv1alpha1.ClusterHeld:
 		c.Policy = max(slices.Index(policies, cp.CurrentPolicy), 0)
 	case ranv1alpha1.ClusterCompleted:
 		c.Policy = len(policies)

@@ -20,7 +20,7 @@ func Status(st *ranv1alpha1.ClusterGroupUpgradeStatus, d Decision, p plan.Plan) 
 	st.State = d.State
 	st.Message = Truncate(d.Message, ranv1alpha1.MessageLimit)
 	st.Counts = counts(d, p)
-	done := st.Counts.Completed + st.Counts.TimedOut + st.Counts.Failed
+	done := st.Counts.Completed + st.Counts.TimedOut + st.Counts.Failed + st.Counts.Held
 	st.Progress = ranv1alpha1.Progress{
 		Batch:    fmt.Sprintf("%d/%d", batchNumber(d), len(p.Batches)),
 		Clusters: fmt.Sprintf("%d/%d", done, st.Counts.Total),
@@ -50,12 +50,13 @@ func batchNumber(d Decision) int {
 
 // counts places every planned cluster: those of ended batches by their final state, those
 // of the running batch by theirs, the rest pending. A Completed rollout counts every cluster
-// completed (late clusters of a TimedOut rollout that caught up included).
+// completed (late clusters of a TimedOut rollout that caught up included) but the held ones.
 func counts(d Decision, p plan.Plan) ranv1alpha1.ClusterCounts {
 	total := p.Clusters()
 	switch {
 	case d.State == ranv1alpha1.StateCompleted:
-		return ranv1alpha1.ClusterCounts{Total: total, Completed: total}
+		held := d.Progress.Done.Held
+		return ranv1alpha1.ClusterCounts{Total: total, Completed: total - held, Held: held}
 	case d.Progress.Started.IsZero():
 		return ranv1alpha1.ClusterCounts{Total: total, Pending: total}
 	}
@@ -64,7 +65,7 @@ func counts(d Decision, p plan.Plan) ranv1alpha1.ClusterCounts {
 	if !d.Progress.Finished && !d.Progress.BatchEnded { // an ended batch is in Done already
 		countStates(&c, p.Batches[d.Progress.Batch], d.Progress.Clusters)
 	}
-	c.Pending = total - c.Completed - c.TimedOut - c.Failed - c.InProgress
+	c.Pending = total - c.Completed - c.TimedOut - c.Failed - c.Held - c.InProgress
 	return c
 }
 

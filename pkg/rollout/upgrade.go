@@ -35,6 +35,16 @@ type Progress struct {
 	Finished bool
 	// Done counts the clusters of the batches that ended, by their final state.
 	Done ranv1alpha1.ClusterCounts
+	// Held are the clusters of the batches that ended that the upgrade checks held.
+	Held map[string]bool
+}
+
+// markHeld records that a cluster of an ended batch was held.
+func (p *Progress) markHeld(name string) {
+	if p.Held == nil {
+		p.Held = map[string]bool{}
+	}
+	p.Held[name] = true
 }
 
 // Facts are what a decision about a ClusterGroupUpgrade needs, gathered by the controller.
@@ -159,7 +169,7 @@ func decideBatch(f Facts) Decision {
 				Progress: p, Waiting: w, Wake: wake, Ended: ended}
 		}
 		p = Progress{Started: p.Started, Batch: p.Batch + 1, BatchStarted: f.Now, Clusters: map[string]Cluster{}, Done: p.Done,
-			PausedBeforeBatch: f.Gates.PausedFor}
+			Held: p.Held, PausedBeforeBatch: f.Gates.PausedFor}
 		shiftBatch = 0 // the new batch starts with the pauses so far behind it
 	}
 }
@@ -170,13 +180,16 @@ func decideBatch(f Facts) Decision {
 func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decision, bool) {
 	clusters, enforce, wake, holds := stepBatch(f, batch, p.Clusters, clusterDeadline(f, *p, deadline))
 	p.Clusters = clusters
-	if !allTerminal(clusters, batch) {
+	if !allTerminal(clusters, batch) && !endHeld(clusters, batch, holds, f.Now) {
 		reason, message := ranv1alpha1.ReasonInProgress, batchMessage(p.Batch, len(f.Plan.Batches), clusters, batch)
 		switch {
 		case f.Gates.Paused:
 			reason = ranv1alpha1.ReasonPaused
 		case len(holds) > 0:
 			reason, message = holds[0].Reason, fmt.Sprintf("%s; %s", message, holds[0].Message)
+			if holds[0].Checked {
+				reason = ranv1alpha1.ReasonClustersHeld
+			}
 			if len(holds) > 1 {
 				message += fmt.Sprintf(" (and %d more clusters wait)", len(holds)-1)
 			}
@@ -194,6 +207,11 @@ func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decis
 			BatchDeadline: deadline, Waiting: w, Wake: until}, false
 	}
 	countStates(&p.Done, batch, clusters) // every cluster of the batch is terminal here
+	for _, name := range batch.Clusters {
+		if clusters[name].State == ranv1alpha1.ClusterHeld {
+			p.markHeld(name)
+		}
+	}
 	p.BatchEnded = true
 	return Decision{}, true
 }
@@ -241,18 +259,9 @@ func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline 
 		capacity = &room
 	}
 	for _, name := range batch.Clusters {
-		c, again := previous[name], time.Time{}
-		starting := !c.Terminal() && c.State != ranv1alpha1.ClusterInProgress && !f.Gates.Paused
-		if h := held(f.Gates, name, capacity); starting && h != nil {
-			c, again = waitPending(h.Reason, f.Now, deadline)
-			if c.State != ranv1alpha1.ClusterTimedOut {
-				holds = append(holds, *h)
-			}
-		} else {
-			c, again = step(c, f.Policies(name), f.Now, deadline, f.Gates.Paused)
-			if starting && capacity != nil {
-				*capacity--
-			}
+		c, again, hold := stepCluster(f, name, previous[name], deadline, capacity)
+		if hold != nil {
+			holds = append(holds, *hold)
 		}
 		clusters[name] = c
 		if c.State == ranv1alpha1.ClusterInProgress {
@@ -263,6 +272,77 @@ func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline 
 		}
 	}
 	return clusters, enforce, wake, holds
+}
+
+// stepCluster steps one cluster of the current batch: a cluster about to start waits while
+// the upgrade checks, another rollout or the hub-wide cap hold it (the hold is returned);
+// one that starts takes room under the cap.
+func stepCluster(f Facts, name string, c Cluster, deadline time.Time, capacity *int) (Cluster, time.Time, *Hold) {
+	starting := !c.Terminal() && c.State != ranv1alpha1.ClusterInProgress && !f.Gates.Paused
+	if !starting {
+		c, again := step(c, f.Policies(name), f.Now, deadline, f.Gates.Paused)
+		return c, again, nil
+	}
+	if h := checked(f.Gates, name); h != nil {
+		c, again := waitChecked(*h, f.Now, deadline)
+		if c.Terminal() {
+			return c, again, nil
+		}
+		return c, again, h
+	}
+	if h := held(f.Gates, name, capacity); h != nil {
+		c, again := waitPending(h.Reason, f.Now, deadline)
+		if c.State == ranv1alpha1.ClusterTimedOut {
+			return c, again, nil
+		}
+		return c, again, h
+	}
+	c, again := step(c, f.Policies(name), f.Now, deadline, false)
+	if capacity != nil {
+		*capacity--
+	}
+	return c, again, nil
+}
+
+// checked returns the hold of the upgrade checks on a cluster, if any.
+func checked(g Gates, cluster string) *Hold {
+	if g.Check == nil {
+		return nil
+	}
+	h := g.Check(cluster)
+	if h != nil {
+		h.Checked = true
+	}
+	return h
+}
+
+// waitChecked keeps a cluster the upgrade checks hold Pending, with the check's reason, until
+// the batch's deadline, where it ends Held; endHeld ends it earlier, with the batch.
+func waitChecked(h Hold, now, deadline time.Time) (Cluster, time.Time) {
+	if !now.Before(deadline) {
+		return Cluster{State: ranv1alpha1.ClusterHeld, Since: now, Reason: h.Reason}, time.Time{}
+	}
+	return Cluster{State: ranv1alpha1.ClusterPending, Reason: h.Reason}, deadline
+}
+
+// endHeld ends, as Held, the clusters of a batch that the upgrade checks still hold once
+// every other cluster of the batch is terminal; it reports whether the batch is then done.
+func endHeld(clusters map[string]Cluster, batch plan.Batch, holds []Hold, now time.Time) bool {
+	checkedHold := map[string]Hold{}
+	for _, h := range holds {
+		if h.Checked {
+			checkedHold[h.Cluster] = h
+		}
+	}
+	for _, name := range batch.Clusters {
+		if _, ok := checkedHold[name]; !ok && !clusters[name].Terminal() {
+			return false
+		}
+	}
+	for name, h := range checkedHold {
+		clusters[name] = Cluster{State: ranv1alpha1.ClusterHeld, Since: now, Reason: h.Reason}
+	}
+	return true
 }
 
 // waitPending keeps a cluster that may not start yet Pending, with the reason, until the
@@ -284,6 +364,8 @@ func countStates(c *ranv1alpha1.ClusterCounts, batch plan.Batch, clusters map[st
 			c.TimedOut++
 		case ranv1alpha1.ClusterFailed:
 			c.Failed++
+		case ranv1alpha1.ClusterHeld:
+			c.Held++
 		case ranv1alpha1.ClusterInProgress:
 			c.InProgress++
 		}
@@ -327,8 +409,13 @@ func batchEnds(f Facts, batch plan.Batch, clusters map[string]Cluster) (bool, st
 // complies with every managed policy, TimedOut (still watching) otherwise.
 func decideFinished(f Facts) Decision {
 	p := f.Progress
+	held := 0
 	for _, b := range f.Plan.Batches {
 		for _, name := range b.Clusters {
+			if p.Held[name] || p.Clusters[name].State == ranv1alpha1.ClusterHeld {
+				held++
+				continue
+			}
 			if !compliesWithAll(f.Policies(name)) {
 				reason, why := ranv1alpha1.ReasonTimedOut, "Timed out"
 				if overBudget(f.Gates, p.Done) {
@@ -342,6 +429,11 @@ func decideFinished(f Facts) Decision {
 					Message: fmt.Sprintf("%s; cluster %s is not compliant yet, still watching", why, name), Progress: p}
 			}
 		}
+	}
+	if held > 0 {
+		return Decision{State: ranv1alpha1.StateCompleted, Reason: ranv1alpha1.ReasonClustersHeld, Progress: p,
+			Message: fmt.Sprintf("%d of %d clusters are compliant with every managed policy; the upgrade checks held %d, which were not enforced",
+				f.Plan.Clusters()-held, f.Plan.Clusters(), held)}
 	}
 	return Decision{State: ranv1alpha1.StateCompleted, Reason: ranv1alpha1.ReasonCompleted,
 		Message: fmt.Sprintf("All %d clusters are compliant with every managed policy", f.Plan.Clusters()), Progress: p}

@@ -24,6 +24,10 @@ const DefaultURL = "https://api.openshift.com/api/upgrades_info/v1/graph"
 // changes its graphs a few times a day.
 const DefaultTTL = 5 * time.Minute
 
+// ErrorTTL is how long a failure to fetch a graph is returned before the service is asked
+// again.
+const ErrorTTL = 30 * time.Second
+
 // maxBody bounds the graph read from the service: the public graph of a channel is a few
 // hundred kilobytes.
 const maxBody = 32 << 20
@@ -43,12 +47,14 @@ type key struct{ url, channel, arch string }
 
 type entry struct {
 	graph   *updategraph.Graph
+	err     error
 	fetched time.Time
 }
 
 // Graph returns the graph the service at graphURL serves for channel and architecture
 // arch ("amd64" when empty), from the cache while it is fresh. Errors name the service's
-// answer; they are not cached.
+// answer; an error is kept ErrorTTL, so that a service that is down is not asked again by
+// every reconcile.
 func (c *Client) Graph(ctx context.Context, graphURL, channel, arch string) (*updategraph.Graph, error) {
 	if arch == "" {
 		arch = "amd64"
@@ -56,22 +62,19 @@ func (c *Client) Graph(ctx context.Context, graphURL, channel, arch string) (*up
 	k := key{graphURL, channel, arch}
 	now := c.now()
 	c.mu.Lock()
-	if e, ok := c.cache[k]; ok && now.Sub(e.fetched) < c.ttl() {
+	if e, ok := c.cache[k]; ok && now.Sub(e.fetched) < c.keep(e.err) {
 		c.mu.Unlock()
-		return e.graph, nil
+		return e.graph, e.err
 	}
 	c.mu.Unlock()
 	g, err := Fetch(ctx, c.http(), graphURL, channel, arch)
-	if err != nil {
-		return nil, err
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cache == nil {
 		c.cache = map[key]entry{}
 	}
-	c.cache[k] = entry{graph: g, fetched: now}
-	return g, nil
+	c.cache[k] = entry{graph: g, err: err, fetched: now}
+	return g, err
 }
 
 func (c *Client) now() time.Time {
@@ -79,6 +82,14 @@ func (c *Client) now() time.Time {
 		return time.Now()
 	}
 	return c.Clock.Now()
+}
+
+// keep is how long an entry is used: TTL for a graph, ErrorTTL for an error.
+func (c *Client) keep(err error) time.Duration {
+	if err != nil {
+		return ErrorTTL
+	}
+	return c.ttl()
 }
 
 func (c *Client) ttl() time.Duration {

@@ -79,3 +79,26 @@ func TestErrorsNameTheAnswer(t *testing.T) {
 		})
 	}
 }
+
+// A failure is remembered ErrorTTL, then the service is asked again.
+func TestErrorsAreKeptAWhile(t *testing.T) {
+	s := serve(t)
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))
+	c := &updateservice.Client{Clock: clk}
+	ctx := context.Background()
+	for range 3 {
+		if _, err := c.Graph(ctx, s.URL(), "not a channel", ""); err == nil {
+			t.Fatal("no error for a malformed channel")
+		}
+	}
+	if n := len(s.Requests()); n != 1 {
+		t.Fatalf("%d requests for three reads within ErrorTTL, want 1", n)
+	}
+	clk.SetTime(clk.Now().Add(updateservice.ErrorTTL))
+	if _, err := c.Graph(ctx, s.URL(), "not a channel", ""); err == nil {
+		t.Fatal("no error for a malformed channel")
+	}
+	if n := len(s.Requests()); n != 2 {
+		t.Fatalf("%d requests after ErrorTTL, want 2", n)
+	}
+}

@@ -58,8 +58,13 @@ func (v Views) EnsureClusterVersion(ctx context.Context, cluster string) error {
 // ClusterVersion returns a cluster's ClusterVersion as its view last showed it, or nil with
 // the reason when the view has not answered yet or the agent could not read the object.
 func (v Views) ClusterVersion(ctx context.Context, cluster string) (*configv1.ClusterVersion, string, error) {
+	return ReadClusterVersion(ctx, v.Client, v.Owner, cluster)
+}
+
+// ReadClusterVersion is Views.ClusterVersion for a reader, for tools that only read.
+func ReadClusterVersion(ctx context.Context, r client.Reader, owner policies.Owner, cluster string) (*configv1.ClusterVersion, string, error) {
 	view := &viewv1beta1.ManagedClusterView{}
-	err := v.Client.Get(ctx, client.ObjectKey{Namespace: cluster, Name: v.Name("clusterversion")}, view)
+	err := r.Get(ctx, client.ObjectKey{Namespace: cluster, Name: Views{Owner: owner}.Name("clusterversion")}, view)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, "the view of its ClusterVersion does not exist yet", nil

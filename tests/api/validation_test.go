@@ -89,6 +89,21 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   remediationStrategy: {maxConcurrency: 1}
   maintenanceWindows: {windows: [{start: "25:00", duration: 4h}]}`,
 			"spec.maintenanceWindows.windows[0].start"),
+		Entry("accepted risks without path validation", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  upgradeChecks: {acceptRisks: [SRIOVFirmware]}`,
+			"spec.upgradeChecks.acceptRisks and allowNotRecommended need pathValidation: true"),
+		Entry("not recommended updates allowed without path validation", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  upgradeChecks: {allowNotRecommended: true}`,
+			"spec.upgradeChecks.acceptRisks and allowNotRecommended need pathValidation: true"),
+		Entry("an update service that is not a URL", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  upgradeChecks: {pathValidation: true, updateService: "osus.example.com"}`,
+			"spec.upgradeChecks.updateService"),
 		Entry("a cluster listed twice", `
   clusters: [a, b, a]
   remediationStrategy: {maxConcurrency: 1}`,
@@ -163,6 +178,14 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   remediationStrategy: {maxConcurrency: 1}
   preCachingConfigRef: {}
   actions: {}`),
+		Entry("upgrade checks with accepted risks", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  upgradeChecks: {pathValidation: true, acceptRisks: [SRIOVFirmware], updateService: "https://osus.example.com/api/upgrades_info/v1/graph"}`),
+		Entry("empty upgrade checks", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  upgradeChecks: {}`),
 	)
 
 	It("accepts a blocking CR of the same name in another namespace", func(ctx SpecContext) {

@@ -7,10 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/onsi/gomega"
+	configv1 "github.com/openshift/api/config/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -19,8 +21,10 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
+	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
+	"github.com/cgu-operator/cgu-operator/tests/world/graphserver"
 )
 
 // The policy namespace, the versions fleets upgrade between and their channel.
@@ -29,6 +33,15 @@ const (
 	From            = "4.16.10"
 	To              = "4.16.12"
 	Channel         = "stable-4.16"
+)
+
+// The update service of the harness serves Channel, where From updates to To
+// unconditionally, and RiskyChannel, where the same update carries the risk Risk: it
+// applies to the clusters a spec exposes to it (Env.ExposeToRisk), and is Unknown on those
+// whose evaluation fails (Env.RiskUnknown).
+const (
+	RiskyChannel = "fast-4.16"
+	Risk         = "SRIOVFirmware"
 )
 
 // Epoch is when the operator's fake clock starts.
@@ -40,6 +53,13 @@ type Env struct {
 	Sim *sim.Simulator
 	// Clock is the operator's clock; the spokes run on real time.
 	Clock *clocktesting.FakeClock
+	// Graphs is the update service the spokes and the operator read.
+	Graphs *graphserver.Server
+
+	mu sync.Mutex
+	// risk says how Risk evaluates on a cluster: true applies, false does not, absent
+	// fails (Unknown).
+	risk map[string]bool
 }
 
 // Start starts the hub, the simulator and the operator (leader election, metrics and probes
@@ -49,7 +69,7 @@ func Start(ctx context.Context, log logr.Logger) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Hub: hub, Clock: clocktesting.NewFakeClock(Epoch)}
+	e := &Env{Hub: hub, Clock: clocktesting.NewFakeClock(Epoch), risk: map[string]bool{}}
 	if err := e.start(ctx, log); err != nil {
 		return nil, errors.Join(err, hub.Stop())
 	}
@@ -58,7 +78,15 @@ func Start(ctx context.Context, log logr.Logger) (*Env, error) {
 
 func (e *Env) start(ctx context.Context, log logr.Logger) error {
 	var err error
-	if e.Sim, err = sim.Start(ctx, e.Hub, sim.Options{Logger: log}); err != nil {
+	if e.Graphs, err = updateService(); err != nil {
+		return err
+	}
+	e.Hub.Go(func(ctx context.Context) {
+		<-ctx.Done()
+		e.Graphs.Close()
+	})
+	updates := sim.GraphUpdates(e.Graphs.URL(), e.matchRisk)
+	if e.Sim, err = sim.Start(ctx, e.Hub, sim.Options{Logger: log, Updates: updates}); err != nil {
 		return err
 	}
 	if err := e.Hub.BindClusterSet(ctx, PolicyNamespace); err != nil {
@@ -67,6 +95,7 @@ func (e *Env) start(ctx context.Context, log logr.Logger) error {
 	opts := operator.DefaultOptions()
 	opts.LeaderElect, opts.MetricsAddr, opts.ProbeAddr, opts.Clock = false, "0", "0", e.Clock
 	opts.QPS, opts.Burst = 500, 1000
+	opts.UpdateService = e.Graphs.URL()
 	mgr, err := operator.New(e.Hub.Config, opts)
 	if err != nil {
 		return err
@@ -79,17 +108,79 @@ func (e *Env) start(ctx context.Context, log logr.Logger) error {
 	return nil
 }
 
+// updateService serves the harness's two channels.
+func updateService() (*graphserver.Server, error) {
+	stable, err := graphserver.NewGraph(Channel).Edge(From, "4.16.11", To).Edge("4.16.11", To).Build()
+	if err != nil {
+		return nil, err
+	}
+	risky, err := graphserver.NewGraph(RiskyChannel).Edge(From, "4.16.11").
+		Conditional(From, To, graphserver.PromQLRisk(Risk, `group(sriov_firmware{version="1.2"})`)).Build()
+	if err != nil {
+		return nil, err
+	}
+	return graphserver.New(map[string]*updategraph.Graph{Channel: stable, RiskyChannel: risky})
+}
+
+// matchRisk evaluates Risk on a cluster as its Prometheus would.
+func (e *Env) matchRisk(cluster string, _ configv1.ConditionalUpdateRisk) (bool, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	applies, ok := e.risk[cluster]
+	if !ok {
+		return false, fmt.Errorf("no sriov_firmware series on %s", cluster)
+	}
+	return applies, nil
+}
+
+// ExposeToRisk says whether Risk applies to each of clusters; their cluster-version
+// operators evaluate it again at once.
+func (e *Env) ExposeToRisk(applies bool, clusters ...string) {
+	e.setRisk(applies, clusters)
+	for _, c := range clusters {
+		e.Sim.Poke(c)
+	}
+}
+
+// RiskUnknown makes the evaluation of Risk fail on each of clusters, as a PromQL query
+// without data does, so that their recommendation for the risky update is Unknown.
+func (e *Env) RiskUnknown(clusters ...string) {
+	e.mu.Lock()
+	for _, c := range clusters {
+		delete(e.risk, c)
+	}
+	e.mu.Unlock()
+	for _, c := range clusters {
+		e.Sim.Poke(c)
+	}
+}
+
+func (e *Env) setRisk(applies bool, clusters []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range clusters {
+		e.risk[c] = applies
+	}
+}
+
 // JoinFleet adds n clusters named <label>-1..n, labelled fleet=<label>, each with a
-// simulated spoke on From; it returns their names.
+// simulated spoke on From in Channel; it returns their names.
 func (e *Env) JoinFleet(ctx context.Context, label string, n int) ([]string, error) {
+	return e.JoinFleetOn(ctx, label, n, Channel)
+}
+
+// JoinFleetOn is JoinFleet with the spokes in channel; on RiskyChannel, Risk does not apply
+// to them unless ExposeToRisk says otherwise.
+func (e *Env) JoinFleetOn(ctx context.Context, label string, n int, channel string) ([]string, error) {
 	names := make([]string, n)
 	clusters := make([]world.Cluster, n)
 	specs := make([]sim.SpokeSpec, n)
 	for i := range n {
 		names[i] = fmt.Sprintf("%s-%d", label, i+1)
 		clusters[i] = world.Cluster{Name: names[i], Labels: map[string]string{"fleet": label}}
-		specs[i] = sim.SpokeSpec{Name: names[i], Version: From, Channel: Channel}
+		specs[i] = sim.SpokeSpec{Name: names[i], Version: From, Channel: channel}
 	}
+	e.setRisk(false, names)
 	if err := e.Hub.AddClusters(ctx, clusters...); err != nil {
 		return nil, err
 	}
@@ -106,6 +197,13 @@ func (e *Env) PlaceUpgradePolicy(ctx context.Context, label string) (*policyv1.P
 // MustJoinFleet is JoinFleet for a Ginkgo spec: it fails the spec on error.
 func (e *Env) MustJoinFleet(ctx context.Context, label string, n int) []string {
 	names, err := e.JoinFleet(ctx, label, n)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	return names
+}
+
+// MustJoinFleetOn is JoinFleetOn for a Ginkgo spec: it fails the spec on error.
+func (e *Env) MustJoinFleetOn(ctx context.Context, label string, n int, channel string) []string {
+	names, err := e.JoinFleetOn(ctx, label, n, channel)
 	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
 	return names
 }

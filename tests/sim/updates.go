@@ -16,14 +16,19 @@ import (
 // cluster-version operator decides by evaluating the risk's PromQL on the cluster.
 type RiskMatcher func(cluster string, risk configv1.ConditionalUpdateRisk) (bool, error)
 
+// graphPoll is how long the simulated cluster-version operators use a graph before asking
+// the update service again; the real one polls every few minutes, the tests need less.
+const graphPoll = 2 * time.Second
+
 // GraphUpdates returns an UpdateSource that asks the update service at graphURL (for
 // example a graphserver.Server's URL) for the cluster's channel, as the cluster-version
-// operator polls spec.upstream, and derives availableUpdates and conditionalUpdates from the
+// operator polls spec.upstream (one graph per channel, fetched again after graphPoll), and
+// derives availableUpdates and conditionalUpdates from the
 // graph. match decides risks per cluster; nil leaves every PromQL risk Unknown.
 func GraphUpdates(graphURL string, match RiskMatcher) UpdateSource {
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := &updateservice.Client{HTTP: &http.Client{Timeout: 10 * time.Second}, TTL: graphPoll}
 	return func(cluster string, cv *configv1.ClusterVersion, now time.Time) (Updates, error) {
-		g, err := updateservice.Fetch(context.Background(), client, graphURL, cv.Spec.Channel, "amd64")
+		g, err := client.Graph(context.Background(), graphURL, cv.Spec.Channel, "amd64")
 		if err != nil {
 			return Updates{}, err
 		}

@@ -1,0 +1,181 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/preview"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
+	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
+)
+
+// Event reasons of the upgrade checks.
+const (
+	EventRisksAccepted = "UpgradeRisksAccepted"
+	EventClusterHeld   = "ClusterHeld"
+)
+
+// pathValidation reports whether the spec asks for the upgrade checks.
+func pathValidation(cgu *ranv1alpha1.ClusterGroupUpgrade) bool {
+	return cgu.Spec.UpgradeChecks != nil && cgu.Spec.UpgradeChecks.PathValidation
+}
+
+// gatherChecks judges, with spec.upgradeChecks.pathValidation, the upgrade the managed
+// policies ask of each planned cluster that has not started, from its ClusterVersion as its
+// ManagedClusterView shows it (the view is created when missing) and, for a y-stream, the
+// update graph (pkg/preview, which kubectl cgu preflight shares).
+func (r *ClusterGroupUpgradeReconciler) gatherChecks(ctx context.Context, s *scope) error {
+	if !pathValidation(s.cgu) || s.selectProblem != nil || s.invalid != nil || s.progress.Finished {
+		return nil
+	}
+	checks := preview.NewChecks(r.Client, s.cgu, s.roots)
+	checks.ViewsServed, checks.DefaultService = r.ViewsServed, r.UpdateService
+	checks.Graphs = func(ctx context.Context, url, channel string) (*updategraph.Graph, error) {
+		return r.Graphs.Graph(ctx, url, channel, "")
+	}
+	checks.OnGraphError = func(url, channel string, err error) {
+		ctrl.LoggerFrom(ctx).Info("The update graph is not available; y-stream clusters are held",
+			"updateService", url, "channel", channel, "error", err.Error())
+	}
+	clusters := unstarted(s.plan, s.progress)
+	s.verdicts = make(map[string]upgradecheck.Verdict, len(clusters))
+	v := checks.Views(r.Client)
+	for _, c := range clusters {
+		if checks.NeedsViews() && r.ViewsServed {
+			if err := v.EnsureClusterVersion(ctx, c); err != nil {
+				return err
+			}
+		}
+		verdict, err := checks.Judge(ctx, c)
+		if err != nil {
+			return err
+		}
+		s.verdicts[c] = verdict
+	}
+	return nil
+}
+
+// unstarted are the planned clusters that have not started: those of the batches after the
+// current one and the current batch's clusters that are not working or done; every planned
+// cluster before the start.
+func unstarted(p plan.Plan, progress rollout.Progress) []string {
+	var out []string
+	for i, b := range p.Batches {
+		switch {
+		case progress.Started.IsZero() || i > progress.Batch:
+			out = append(out, b.Clusters...)
+		case i == progress.Batch && !progress.BatchEnded:
+			for _, c := range b.Clusters {
+				if st := progress.Clusters[c].State; st == "" || st == ranv1alpha1.ClusterPending {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// checkGate holds the clusters whose verdict holds them.
+func checkGate(s *scope) func(string) *rollout.Hold {
+	if s.verdicts == nil {
+		return nil
+	}
+	return func(cluster string) *rollout.Hold {
+		v, ok := s.verdicts[cluster]
+		if !ok || !v.Holds() {
+			return nil
+		}
+		return &rollout.Hold{Cluster: cluster, Reason: v.Reason, Message: fmt.Sprintf("cluster %s is held: %s", cluster, v.Message)}
+	}
+}
+
+// setCheckStatus writes status.upgradeChecks and the UpgradeChecked condition.
+func setCheckStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
+	clusters := unstarted(s.plan, s.decision.Progress)
+	if s.verdicts == nil || len(clusters) == 0 || s.decision.Progress.Finished {
+		// Nothing is left to check: the checks are off, every cluster started, or the
+		// rollout is over.
+		st.UpgradeChecks = nil
+		if !pathValidation(s.cgu) || s.decision.Progress.Finished || len(clusters) == 0 {
+			meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionUpgradeChecked)
+		}
+		return
+	}
+	st.UpgradeChecks = upgradecheck.Summary(clusters, s.verdicts)
+	held, pending := 0, 0
+	for _, v := range s.verdicts {
+		switch {
+		case v.Reason == upgradecheck.ReasonClusterVersionUnknown:
+			pending++
+		case v.Holds():
+			held++
+		}
+	}
+	gen := s.cgu.Generation
+	switch {
+	case held > 0:
+		setCondition(st, gen, ranv1alpha1.ConditionUpgradeChecked, metav1.ConditionFalse, ranv1alpha1.ReasonClustersHeld,
+			fmt.Sprintf("The upgrade checks hold %d of %d clusters that have not started (%s); see status.upgradeChecks or kubectl cgu preflight",
+				held+pending, len(clusters), upgradecheck.CountsText(st.UpgradeChecks.Counts)))
+	case pending > 0:
+		setCondition(st, gen, ranv1alpha1.ConditionUpgradeChecked, metav1.ConditionUnknown, ranv1alpha1.ReasonUpgradeChecksPending,
+			fmt.Sprintf("The ClusterVersion of %d of %d clusters has not been read yet", pending, len(clusters)))
+	default:
+		setCondition(st, gen, ranv1alpha1.ConditionUpgradeChecked, metav1.ConditionTrue, ranv1alpha1.ReasonUpgradeChecksPassed,
+			fmt.Sprintf("The upgrade checks let all %d clusters that have not started proceed (%s)", len(clusters), upgradecheck.CountsText(st.UpgradeChecks.Counts)))
+	}
+}
+
+// checkEvents marks, per cluster, a start with accepted risks and an end held.
+func (r *ClusterGroupUpgradeReconciler) checkEvents(s *scope, c ranv1alpha1.ClusterProgress, was ranv1alpha1.ClusterState) {
+	switch {
+	case c.State == ranv1alpha1.ClusterHeld:
+		msg := c.Reason
+		if v, ok := s.verdicts[c.Name]; ok {
+			msg = v.Message
+		}
+		r.relatedEvent(s, managedCluster(c.Name), corev1.EventTypeWarning, EventClusterHeld,
+			"Cluster %s was held by the upgrade checks and not enforced: %s", c.Name, rollout.Truncate(msg, ranv1alpha1.MessageLimit))
+	case c.State == ranv1alpha1.ClusterInProgress && (was == "" || was == ranv1alpha1.ClusterPending):
+		if v, ok := s.verdicts[c.Name]; ok && len(v.Accepted) > 0 {
+			r.relatedEvent(s, managedCluster(c.Name), corev1.EventTypeNormal, EventRisksAccepted,
+				"Cluster %s started with accepted risks %s: %s", c.Name, strings.Join(v.Accepted, ", "),
+				rollout.Truncate(v.Message, ranv1alpha1.MessageLimit))
+		}
+	}
+}
+
+// viewOwner maps a view of a rollout to the rollout, through the labels it was made with.
+func (r *ClusterGroupUpgradeReconciler) viewOwner(ctx context.Context, obj client.Object) []reconcile.Request {
+	l := obj.GetLabels()
+	ns, value := l[policies.LabelUpgradeNamespace], l[ranv1alpha1.LabelUpgradeName]
+	if ns == "" || value == "" {
+		return nil
+	}
+	var list ranv1alpha1.ClusterGroupUpgradeList
+	if err := r.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the ClusterGroupUpgrades of a view", "namespace", ns)
+		return nil
+	}
+	var out []reconcile.Request
+	for _, c := range list.Items {
+		if names.LabelValue(c.Name) == value {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: c.Name}})
+		}
+	}
+	return out
+}
