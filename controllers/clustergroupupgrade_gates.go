@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
@@ -161,6 +162,23 @@ func changedPolicy(s *scope) string {
 		}
 	}
 	return ""
+}
+
+// frozenPolicies marks, by their index in roots, the managed policies whose generation
+// differs from the one the rollout now accepts: their enforce copies keep the accepted
+// content until a batch starts with the change approved.
+func frozenPolicies(s *scope, roots []*policyv1.Policy) map[int]bool {
+	accepted := map[string]int64{}
+	for _, ref := range acceptedPolicies(s) {
+		accepted[ref.Namespace+"/"+ref.Name] = ref.Generation
+	}
+	out := map[int]bool{}
+	for i, p := range roots {
+		if g, ok := accepted[p.Namespace+"/"+p.Name]; ok && g != 0 && g != p.Generation {
+			out[i] = true
+		}
+	}
+	return out
 }
 
 // acceptedPolicies are the managed policies with the generations the rollout accepts: those

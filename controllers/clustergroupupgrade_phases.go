@@ -392,7 +392,8 @@ func (r *ClusterGroupUpgradeReconciler) applyEnforcement(ctx context.Context, s 
 		clusters[len(roots)] = s.decision.Enforce[i]
 		roots = append(roots, p)
 	}
-	err := r.writer().Apply(ctx, policies.Enforcement{Upgrade: s.cgu, Mode: mode(s.cgu), Policies: roots, Clusters: clusters})
+	err := r.writer().Apply(ctx, policies.Enforcement{Upgrade: s.cgu, Mode: mode(s.cgu), Policies: roots, Clusters: clusters,
+		Frozen: frozenPolicies(s, roots)})
 	if err != nil {
 		if !apierrors.IsConflict(err) {
 			r.Metrics.RemediationError(metrics.OperationPlacement)

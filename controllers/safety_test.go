@@ -13,9 +13,11 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/cli"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
 )
 
 // waiting matches a CGU waiting between batches for reason before batch.
@@ -213,14 +215,29 @@ var _ = Describe("A managed policy edited during the rollout", func() {
 				[]byte(`"severity":"high"`), []byte(`"severity":"critical"`), 1)
 			g.Expect(hub.Client.Update(ctx, cur)).To(Succeed())
 		}).Should(Succeed())
+		By("the running batch keeps enforcing the accepted content")
+		copyKey := client.ObjectKey{Namespace: cgu.Namespace, Name: names.PolicyCopy(cgu.Namespace, cgu.Name, p.Name)}
+		copyTemplate := func(g Gomega) string {
+			cp := &policyv1.Policy{}
+			g.Expect(hub.Client.Get(ctx, copyKey, cp)).To(Succeed())
+			return string(cp.Spec.PolicyTemplates[0].ObjectDefinition.Raw)
+		}
+		advance(ctx, time.Second, cgu)
+		Consistently(copyTemplate).WithTimeout(2 * time.Second).Should(And(
+			ContainSubstring(`"severity":"high"`), Not(ContainSubstring(`"severity":"critical"`))))
+
 		unstall(clusters[0])
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(waiting(ranv1alpha1.ReasonManagedPolicyChanged, 2))
 		Expect(fleet.Stored(ctx, cgu)(Default).Status.Message).To(ContainSubstring(
 			fmt.Sprintf("Managed policy policies/%s changed since the rollout accepted it (generation %d, now %d)", p.Name, accepted, accepted+1)))
 		Consistently(desired(clusters[1])).WithTimeout(2 * time.Second).Should(BeEmpty())
 
+		By("approved, batch 2 enforces the new content")
+		stall(clusters[1])
 		code, out := kubectlCGU(ctx, "approve", cgu.Name, "-n", cgu.Namespace)
 		Expect(code).To(BeZero(), out)
+		Eventually(copyTemplate).WithTimeout(settle).Should(ContainSubstring(`"severity":"critical"`))
+		unstall(clusters[1])
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
 		Expect(fleet.Stored(ctx, cgu)(Default).Status.ManagedPoliciesForUpgrade[0].Generation).To(Equal(accepted + 1))
 	})

@@ -39,6 +39,11 @@ type Enforcement struct {
 	// Clusters holds, for each policy by index, the clusters to enforce it on; a policy
 	// without clusters keeps its objects, bound to no cluster.
 	Clusters map[int][]string
+	// Frozen marks, by index, the policies whose enforce copies keep the content they have:
+	// the policy changed since the rollout accepted it, and the change is not approved
+	// yet. A missing copy is still made from the policy as it is. Override mode enforces
+	// the policy itself and cannot freeze it.
+	Frozen map[int]bool
 }
 
 // Writer writes and deletes a rollout's governance objects.
@@ -62,20 +67,20 @@ func (w Writer) Apply(ctx context.Context, e Enforcement) error {
 		}
 	}
 	for i, parent := range e.Policies {
-		if err := w.applyPolicy(ctx, e, owner, parent, e.Clusters[i]); err != nil {
+		if err := w.applyPolicy(ctx, e, owner, parent, e.Clusters[i], e.Frozen[i]); err != nil {
 			return fmt.Errorf("policy %s/%s: %w", parent.Namespace, parent.Name, err)
 		}
 	}
 	return nil
 }
 
-func (w Writer) applyPolicy(ctx context.Context, e Enforcement, owner Owner, parent *policyv1.Policy, clusters []string) error {
+func (w Writer) applyPolicy(ctx context.Context, e Enforcement, owner Owner, parent *policyv1.Policy, clusters []string, frozen bool) error {
 	name := names.Placement(owner.Namespace, owner.Name, parent.Name)
 	namespace, subject, override := owner.Namespace, "", e.Mode == ranv1alpha1.EnforcementOverride
 	if override {
 		namespace, subject = parent.Namespace, parent.Name
 	} else {
-		cp, err := w.applyCopy(ctx, e.Upgrade, owner, parent)
+		cp, err := w.applyCopy(ctx, e.Upgrade, owner, parent, frozen)
 		if err != nil {
 			return err
 		}
@@ -97,10 +102,20 @@ func (w Writer) applyPolicy(ctx context.Context, e Enforcement, owner Owner, par
 	return nil
 }
 
-func (w Writer) applyCopy(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade, owner Owner, parent *policyv1.Policy) (*policyv1.Policy, error) {
+func (w Writer) applyCopy(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade, owner Owner, parent *policyv1.Policy, frozen bool) (*policyv1.Policy, error) {
 	cp, err := EnforceCopy(parent, owner)
 	if err != nil {
 		return nil, err
+	}
+	if frozen {
+		existing := &policyv1.Policy{}
+		err := w.Client.Get(ctx, client.ObjectKeyFromObject(cp), existing)
+		switch {
+		case err == nil:
+			return existing, nil // it keeps enforcing what the rollout accepted
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("reading enforce copy %s/%s: %w", cp.Namespace, cp.Name, err)
+		}
 	}
 	var templates [][]byte
 	for i, t := range cp.Spec.PolicyTemplates {
