@@ -65,18 +65,24 @@ type Env struct {
 // Start starts the hub, the simulator and the operator (leader election, metrics and probes
 // off), and binds the cluster set to PolicyNamespace. On error, what started is stopped.
 func Start(ctx context.Context, log logr.Logger) (*Env, error) {
+	return StartWith(ctx, log, nil)
+}
+
+// StartWith is Start with the operator's options changed by configure (nil: none), for
+// suites of operator flags such as --max-clusters-in-progress.
+func StartWith(ctx context.Context, log logr.Logger, configure func(*operator.Options)) (*Env, error) {
 	hub, err := world.StartHub(ctx, world.Options{Logger: log})
 	if err != nil {
 		return nil, err
 	}
 	e := &Env{Hub: hub, Clock: clocktesting.NewFakeClock(Epoch), risk: map[string]bool{}}
-	if err := e.start(ctx, log); err != nil {
+	if err := e.start(ctx, log, configure); err != nil {
 		return nil, errors.Join(err, hub.Stop())
 	}
 	return e, nil
 }
 
-func (e *Env) start(ctx context.Context, log logr.Logger) error {
+func (e *Env) start(ctx context.Context, log logr.Logger, configure func(*operator.Options)) error {
 	var err error
 	if e.Graphs, err = updateService(); err != nil {
 		return err
@@ -96,6 +102,9 @@ func (e *Env) start(ctx context.Context, log logr.Logger) error {
 	opts.LeaderElect, opts.MetricsAddr, opts.ProbeAddr, opts.Clock = false, "0", "0", e.Clock
 	opts.QPS, opts.Burst = 500, 1000
 	opts.UpdateService = e.Graphs.URL()
+	if configure != nil {
+		configure(&opts)
+	}
 	mgr, err := operator.New(e.Hub.Config, opts)
 	if err != nil {
 		return err
