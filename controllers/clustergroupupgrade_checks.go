@@ -99,7 +99,8 @@ func checkGate(s *scope) func(string) *rollout.Hold {
 		if !ok || !v.Holds() {
 			return nil
 		}
-		return &rollout.Hold{Cluster: cluster, Reason: v.Reason, Message: fmt.Sprintf("cluster %s is held: %s", cluster, v.Message)}
+		return &rollout.Hold{Cluster: cluster, Reason: v.Reason, Message: fmt.Sprintf("cluster %s is held: %s", cluster, v.Message),
+			Pending: v.Reason == upgradecheck.ReasonClusterVersionUnknown}
 	}
 }
 
@@ -159,7 +160,8 @@ func (r *ClusterGroupUpgradeReconciler) checkEvents(s *scope, c ranv1alpha1.Clus
 	}
 }
 
-// viewOwner maps a view of a rollout to the rollout, through the labels it was made with.
+// viewOwner maps a view or an action of a rollout to the rollout, through the labels it was
+// made with.
 func (r *ClusterGroupUpgradeReconciler) viewOwner(ctx context.Context, obj client.Object) []reconcile.Request {
 	l := obj.GetLabels()
 	ns, value := l[policies.LabelUpgradeNamespace], l[ranv1alpha1.LabelUpgradeName]

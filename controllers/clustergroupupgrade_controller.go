@@ -41,10 +41,15 @@ type ClusterGroupUpgradeReconciler struct {
 	// ViewsServed says the hub serves ManagedClusterViews, which the upgrade checks read
 	// ClusterVersions through.
 	ViewsServed bool
+	// ActionsServed says the hub serves ManagedClusterActions, which the health checks run
+	// their Jobs through.
+	ActionsServed bool
 	// Graphs fetches update graphs for the y-stream upgrade checks, from UpdateService
 	// unless the rollout or the cluster names another update service.
 	Graphs        *updateservice.Client
 	UpdateService string
+	// SpokeImage is the image of the spoke program the health check Jobs run.
+	SpokeImage string
 }
 
 // +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades,verbs=get;list;watch;update;patch
@@ -60,7 +65,8 @@ type ClusterGroupUpgradeReconciler struct {
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersets/bind,verbs=create
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworkreplicasets,verbs=get;list
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;update;delete
-// +kubebuilder:rbac:groups=view.open-cluster-management.io,resources=managedclusterviews,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=view.open-cluster-management.io,resources=managedclusterviews,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=action.open-cluster-management.io,resources=managedclusteractions,verbs=get;list;watch;create;delete
 
 // Reconcile runs the phases of a ClusterGroupUpgrade and patches its status once.
 func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -86,7 +92,7 @@ func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.
 
 	s := newScope(cgu, r.Clock.Now())
 	for _, phase := range []func(context.Context, *scope) error{
-		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherChecks, r.decide,
+		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherChecks, r.gatherHealth, r.decide,
 		r.applyActions, r.applyRecords, r.applyEnforcement,
 	} {
 		if s.done {
@@ -132,6 +138,9 @@ func (r *ClusterGroupUpgradeReconciler) writer() policies.Writer {
 // result asks to be reconciled again when the decision wants to look again without a new
 // fact (a soak ending, a batch deadline).
 func (s *scope) result() ctrl.Result {
+	if needsHealthRound(s) {
+		return ctrl.Result{RequeueAfter: time.Millisecond}
+	}
 	if s.decision.Wake.IsZero() {
 		return ctrl.Result{}
 	}

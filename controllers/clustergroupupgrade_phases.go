@@ -65,6 +65,9 @@ type scope struct {
 	// verdicts are the upgrade checks' verdicts on the clusters that have not started,
 	// nil without spec.upgradeChecks.pathValidation.
 	verdicts map[string]upgradecheck.Verdict
+	// healthBefore and healthAfter are the health checks' verdicts on the clusters of the
+	// running batch about to start, and on those verifying; nil without them.
+	healthBefore, healthAfter map[string]healthVerdict
 }
 
 func newScope(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) *scope {
@@ -212,7 +215,8 @@ func (r *ClusterGroupUpgradeReconciler) decide(ctx context.Context, s *scope) er
 	s.approvals = approvals(s.cgu, s.now)
 	f.Gates = gates(s)
 	f.Gates.Busy, f.Gates.Capacity = r.busy(ctx, s), r.capacity(ctx)
-	f.Gates.Check = checkGate(s)
+	f.Gates.Check = healthGate(s, checkGate(s))
+	f.Gates.Verify = verifyGate(s)
 	s.decision = rollout.Decide(f)
 	s.decided = true
 	s.startedNow = !s.started && !s.decision.Progress.Started.IsZero()

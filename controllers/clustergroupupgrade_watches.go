@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 
+	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,9 +52,16 @@ func (r *ClusterGroupUpgradeReconciler) SetupWithManager(ctx context.Context, mg
 	managedCluster.SetGroupVersionKind(clusteractions.ManagedClusterGVK)
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.ViewsServed {
-		// The upgrade checks read ClusterVersions through the rollout's views.
+		// The upgrade checks read ClusterVersions, and the health checks their reports,
+		// through the rollout's views.
 		b = b.Watches(&viewv1beta1.ManagedClusterView{}, handler.EnqueueRequestsFromMapFunc(r.viewOwner),
 			builder.WithPredicates(viewAnswered{}))
+	}
+	if r.ActionsServed {
+		// The health checks start their Jobs step by step, each step once the action of the
+		// previous one is answered.
+		b = b.Watches(&actionv1beta1.ManagedClusterAction{}, handler.EnqueueRequestsFromMapFunc(r.viewOwner),
+			builder.WithPredicates(actionAnswered{}))
 	}
 	return b.
 		Named("clustergroupupgrade").
@@ -208,4 +216,16 @@ func (viewAnswered) Update(e event.UpdateEvent) bool {
 		return true
 	}
 	return !bytes.Equal(o.Status.Result.Raw, n.Status.Result.Raw) || !equality.Semantic.DeepEqual(o.Status.Conditions, n.Status.Conditions)
+}
+
+// actionAnswered passes an action's creation, deletion and the changes of its conditions.
+type actionAnswered struct{ predicate.Funcs }
+
+func (actionAnswered) Update(e event.UpdateEvent) bool {
+	o, okOld := e.ObjectOld.(*actionv1beta1.ManagedClusterAction)
+	n, okNew := e.ObjectNew.(*actionv1beta1.ManagedClusterAction)
+	if !okOld || !okNew {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(o.Status.Conditions, n.Status.Conditions)
 }

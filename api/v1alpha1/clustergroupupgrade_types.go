@@ -350,6 +350,25 @@ type UpgradeChecks struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https?://`
 	UpdateService string `json:"updateService,omitempty"`
+	// Health runs a health check on each cluster, on the cluster itself (a Job the operator
+	// starts through ManagedClusterActions and reads back through a ManagedClusterView): no
+	// ClusterOperator Degraded or not Available, no critical alert firing, and, for a
+	// y-stream upgrade (known with pathValidation), the ClusterVersion not
+	// Upgradeable=False.
+	// +optional
+	Health *HealthChecks `json:"health,omitempty"`
+}
+
+// HealthChecks says when the health check runs.
+type HealthChecks struct {
+	// BeforeUpgrade checks each cluster right before it starts; a cluster that is not
+	// healthy is held, not enforced.
+	// +optional
+	BeforeUpgrade bool `json:"beforeUpgrade,omitempty"`
+	// AfterUpgrade checks each cluster once it complied with every managed policy; a
+	// cluster that is not healthy fails.
+	// +optional
+	AfterUpgrade bool `json:"afterUpgrade,omitempty"`
 }
 
 // UpgradeState is the state of a rollout.

@@ -129,6 +129,12 @@ const (
 	// ReasonClustersHeld (UpgradeChecked=False; Succeeded=False with state Completed): the
 	// upgrade checks hold some clusters; the rollout ends Completed once the others did.
 	ReasonClustersHeld = "ClustersHeld"
+	// ReasonClustersFailed (Progressing=False, Succeeded=False, state TimedOut): clusters
+	// failed, for example the health check after their upgrade.
+	ReasonClustersFailed = "ClustersFailed"
+	// ReasonVerifying (on an InProgress cluster): the cluster completed its policies and
+	// waits for the health check after its upgrade.
+	ReasonVerifying = "Verifying"
 	// ReasonUpgradeChecksPassed (UpgradeChecked=True): every cluster may proceed.
 	ReasonUpgradeChecksPassed = "UpgradeChecksPassed"
 	// ReasonUpgradeChecksPending (UpgradeChecked=Unknown): ClusterVersions are still being

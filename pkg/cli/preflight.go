@@ -40,7 +40,8 @@ type PreflightCluster struct {
 	Batch int `json:"batch"`
 	// Check is the verdict of the upgrade checks; absent without pathValidation.
 	Check *PreflightCheck `json:"check,omitempty"`
-	// Health is the pre-upgrade health: NotChecked until the rollout runs health checks.
+	// Health is NotChecked without spec.upgradeChecks.health.beforeUpgrade, BeforeStart
+	// with it: the check runs on the cluster when its batch starts.
 	Health string `json:"health"`
 	// Precache is Off without spec.preCaching, else the cluster's precache state.
 	Precache string `json:"precache"`
@@ -58,9 +59,10 @@ type PreflightCheck struct {
 
 // Preflight health and precache values.
 const (
-	healthNotChecked = "NotChecked"
-	precacheOff      = "Off"
-	precacheUnknown  = "Unknown"
+	healthNotChecked  = "NotChecked"
+	healthBeforeStart = "BeforeStart"
+	precacheOff       = "Off"
+	precacheUnknown   = "Unknown"
 )
 
 type preflightOptions struct {
@@ -77,8 +79,9 @@ func newPreflightCommand(e *env) *cobra.Command {
 		Long: `Check a ClusterGroupUpgrade before it starts, or the clusters it has not started yet: for each
 cluster, its batch, the verdict of the upgrade checks (is the upgrade the managed policies
 ask for a valid path for it, which conditional-update risks it carries and whether the
-rollout accepts them), its health and its precache state; then the batch plan and an
-estimate of how long the batches left take.
+rollout accepts them), whether its health is checked when its batch starts (BeforeStart) or
+not (NotChecked), and its precache state; then the batch plan and an estimate of how long the
+batches left take.
 
 The verdicts are computed here as the operator computes them, from the ClusterVersion each
 cluster's ManagedClusterView shows: they need spec.upgradeChecks.pathValidation, which
@@ -179,6 +182,9 @@ func (o *preflightOptions) clusters(ctx context.Context, c client.Reader, cgu *r
 				continue
 			}
 			pc := PreflightCluster{Name: cl.Name, Batch: b.Index, Health: healthNotChecked, Precache: precacheOff}
+			if uc := cgu.Spec.UpgradeChecks; uc != nil && uc.Health != nil && uc.Health.BeforeUpgrade {
+				pc.Health = healthBeforeStart
+			}
 			if cgu.Spec.PreCaching {
 				pc.Precache = precacheUnknown
 			}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -51,6 +52,7 @@ func NewScheme() *runtime.Scheme {
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, ranv1alpha1.AddToScheme, policyv1.AddToScheme,
 		clusterv1.Install, clusterv1beta1.Install, clusterv1beta2.Install, workv1alpha1.Install, viewv1beta1.AddToScheme,
+		actionv1beta1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
 	}
@@ -59,7 +61,8 @@ func NewScheme() *runtime.Scheme {
 
 // cacheOptions keep the cache to what the operator needs: root policies only (the
 // replicated copies in cluster namespaces are many and carry the root-policy label), the
-// operator's own ManagedClusterViews, and ManagedClusters as metadata (watched as such).
+// operator's own ManagedClusterViews and ManagedClusterActions, and ManagedClusters as
+// metadata (watched as such).
 // ConfigMaps and Secrets are never cached.
 func cacheOptions() (cache.Options, error) {
 	replicated, err := labels.NewRequirement(replicatedPolicyLabel, selection.DoesNotExist, nil)
@@ -71,8 +74,9 @@ func cacheOptions() (cache.Options, error) {
 		return cache.Options{}, err
 	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&policyv1.Policy{}:                {Label: labels.NewSelector().Add(*replicated)},
-		&viewv1beta1.ManagedClusterView{}: {Label: labels.NewSelector().Add(*owned)},
+		&policyv1.Policy{}:                    {Label: labels.NewSelector().Add(*replicated)},
+		&viewv1beta1.ManagedClusterView{}:     {Label: labels.NewSelector().Add(*owned)},
+		&actionv1beta1.ManagedClusterAction{}: {Label: labels.NewSelector().Add(*owned)},
 	}}, nil
 }
 
@@ -135,7 +139,7 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	for _, api := range missing {
 		mgr.GetLogger().Info("Optional API not served; features using it report it when used", "api", api.String())
 	}
-	if err := setupControllers(mgr, opts, !slices.ContainsFunc(missing, isViews)); err != nil {
+	if err := setupControllers(mgr, opts, !slices.ContainsFunc(missing, isViews), !slices.ContainsFunc(missing, isActions)); err != nil {
 		return nil, err
 	}
 	return mgr, nil
@@ -146,7 +150,12 @@ func isViews(api hubapi.API) bool {
 	return api.GroupVersion == viewv1beta1.GroupVersion
 }
 
-func setupControllers(mgr manager.Manager, opts Options, viewsServed bool) error {
+// isActions tells the ManagedClusterAction API.
+func isActions(api hubapi.API) bool {
+	return api.GroupVersion == actionv1beta1.GroupVersion
+}
+
+func setupControllers(mgr manager.Manager, opts Options, viewsServed, actionsServed bool) error {
 	clk := opts.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -156,8 +165,10 @@ func setupControllers(mgr manager.Manager, opts Options, viewsServed bool) error
 		Recorder: mgr.GetEventRecorder("cgu-operator"), Metrics: metrics.Default(),
 		MaxClustersInProgress: opts.MaxClustersInProgress,
 		ViewsServed:           viewsServed,
+		ActionsServed:         actionsServed,
 		Graphs:                &updateservice.Client{HTTP: &http.Client{Timeout: graphTimeout}, Clock: clk},
 		UpdateService:         opts.UpdateService,
+		SpokeImage:            opts.SpokeImage,
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)

@@ -38,6 +38,9 @@ type Options struct {
 	// UpdateService is the graph API of the update service that y-stream upgrade checks
 	// read when neither the ClusterGroupUpgrade nor the cluster's spec.upstream names one.
 	UpdateService string
+	// SpokeImage is the image of the spoke program (precache/), which the health checks
+	// and the precache Jobs run on managed clusters.
+	SpokeImage string
 	// GracefulShutdown bounds how long the manager waits for running work on stop.
 	GracefulShutdown time.Duration
 	// Clock tells the controllers the time; nil is the real clock. Tests and the demo
@@ -48,6 +51,9 @@ type Options struct {
 	// tests of the demo do. There is no flag.
 	SkipNameValidation bool
 }
+
+// DefaultSpokeImage is the spoke program's image of this release (Dockerfile.precache).
+const DefaultSpokeImage = "quay.io/cgu-operator/cgu-operator-precache:latest"
 
 // DefaultOptions returns the production defaults.
 func DefaultOptions() Options {
@@ -60,6 +66,7 @@ func DefaultOptions() Options {
 		Burst:            100,
 		Workers:          4,
 		UpdateService:    updateservice.DefaultURL,
+		SpokeImage:       DefaultSpokeImage,
 		GracefulShutdown: 30 * time.Second,
 	}
 }
@@ -92,6 +99,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Clusters under remediation at once across every ClusterGroupUpgrade of the hub; 0 means no cap.")
 	fs.StringVar(&o.UpdateService, "update-service", o.UpdateService,
 		"Graph API of the update service for y-stream upgrade checks, when neither the ClusterGroupUpgrade nor the cluster's ClusterVersion spec.upstream names one.")
+	fs.StringVar(&o.SpokeImage, "spoke-image", o.SpokeImage,
+		"Image of the spoke program that health check and precache Jobs run on managed clusters.")
 	fs.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", o.GracefulShutdown,
 		"How long to wait for running work when stopping.")
 }
@@ -109,6 +118,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("max-clusters-in-progress must not be negative, got %d", o.MaxClustersInProgress)
 	case !validURL(o.UpdateService):
 		return fmt.Errorf("update-service must be an http or https URL, got %q", o.UpdateService)
+	case o.SpokeImage == "":
+		return fmt.Errorf("spoke-image must not be empty")
 	case o.GracefulShutdown < 0:
 		return fmt.Errorf("graceful-shutdown-timeout must not be negative, got %s", o.GracefulShutdown)
 	}

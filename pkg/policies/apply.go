@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 
+	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -237,13 +238,17 @@ func (w Writer) Cleanup(ctx context.Context, owner Owner) (int, error) {
 		found += n
 		errs = append(errs, err)
 	}
-	// Views are read directly, filtered by the API server: the cache does not hold them, and
-	// a hub that does not serve them has none to delete.
-	var views viewv1beta1.ManagedClusterViewList
-	if err := w.Reader.List(ctx, &views, selector); err != nil && !meta.IsNoMatchError(err) {
-		errs = append(errs, err)
-	} else {
-		n, err := w.deleteAll(ctx, &views)
+	// Views and actions are read directly, filtered by the API server: a hub that does not
+	// serve them has none to delete. Deleting an action nobody answered yet (an unreachable
+	// cluster) keeps it from creating a Job there later.
+	for _, list := range []client.ObjectList{&viewv1beta1.ManagedClusterViewList{}, &actionv1beta1.ManagedClusterActionList{}} {
+		if err := w.Reader.List(ctx, list, selector); err != nil {
+			if !meta.IsNoMatchError(err) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		n, err := w.deleteAll(ctx, list)
 		found += n
 		errs = append(errs, err)
 	}

@@ -111,3 +111,75 @@ func TestChecksDoNotStopAStartedCluster(t *testing.T) {
 		t.Fatalf("enforce %v, want a1 on its second policy", d.Enforce)
 	}
 }
+
+// A cluster done with its policies waits for the health check after its upgrade: healthy
+// completes it, unhealthy fails it (counted against the budget), and the records carry the
+// wait.
+func TestVerifyAfterTheUpgrade(t *testing.T) {
+	rf := newRecordedFleet(t, []plan.Batch{{Clusters: []string{"a1", "a2"}}}, 1)
+	rf.f.TimeoutMinutes = 240
+	checks := map[string]*Verification{"a1": {}, "a2": {}}
+	rf.f.Gates = Gates{Verify: func(c string) *Verification { return checks[c] }}
+	rf.decide(0)
+	rf.comply("a1", 0)
+	rf.comply("a2", 0)
+	d := rf.decide(time.Minute)
+	for _, name := range []string{"a1", "a2"} {
+		if c := d.Progress.Clusters[name]; !c.Verifying() || !c.Since.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("%s = %+v, want InProgress, Verifying since 1m", name, c)
+		}
+	}
+	if len(d.Enforce) != 0 {
+		t.Fatalf("enforce %v, want nothing enforced while verifying", d.Enforce)
+	}
+	d = rf.decide(2 * time.Minute)
+	if c := d.Progress.Clusters["a1"]; !c.Verifying() || !c.Since.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("a1 = %+v, want still verifying since 1m (read back from the records)", c)
+	}
+	checks["a1"] = &Verification{Done: true, Healthy: true}
+	checks["a2"] = &Verification{Done: true, Reason: "ClusterOperatorsUnhealthy", Message: "dns is Degraded"}
+	d = rf.decide(3 * time.Minute)
+	if d.State != ranv1alpha1.StateTimedOut || d.Reason != ranv1alpha1.ReasonClustersFailed ||
+		d.Progress.Done.Completed != 1 || d.Progress.Done.Failed != 1 {
+		t.Fatalf("got %s/%s done %+v, want ClustersFailed with one completed and one failed", d.State, d.Reason, d.Progress.Done)
+	}
+	if c := d.Ended[0].Clusters["a2"]; c.State != ranv1alpha1.ClusterFailed || c.Reason != "ClusterOperatorsUnhealthy" {
+		t.Fatalf("a2 = %+v, want Failed, ClusterOperatorsUnhealthy", c)
+	}
+}
+
+// A cluster whose health check never answers times out at its deadline.
+func TestVerifyTimesOut(t *testing.T) {
+	fl := gatedFleet(t, []plan.Batch{{Clusters: []string{"a1"}}}, 1)
+	fl.f.Gates = Gates{Verify: func(string) *Verification { return &Verification{} }}
+	fl.decide(0)
+	fl.comply("a1", 0)
+	if d := fl.decide(time.Minute); !d.Progress.Clusters["a1"].Verifying() || d.Wake.IsZero() {
+		t.Fatalf("a1 = %+v wake %v, want verifying with a wake at the deadline", d.Progress.Clusters["a1"], d.Wake)
+	}
+	if d := fl.decide(4 * time.Hour); d.Progress.Done.TimedOut != 1 {
+		t.Fatalf("done %+v, want a1 timed out", d.Progress.Done)
+	}
+}
+
+// A check that has not answered keeps the batch waiting; at the deadline the cluster ends
+// Held.
+func TestPendingCheckKeepsTheBatchWaiting(t *testing.T) {
+	fl := gatedFleet(t, []plan.Batch{{Clusters: []string{"a1", "a2"}}, {Clusters: []string{"b1"}}}, 1)
+	fl.f.Gates = Gates{Check: func(c string) *Hold {
+		if c == "a2" {
+			return &Hold{Cluster: c, Reason: "HealthCheckPending", Pending: true}
+		}
+		return nil
+	}}
+	fl.decide(0)
+	fl.comply("a1", 0)
+	d := fl.decide(time.Minute)
+	if d.Progress.Batch != 0 || d.Progress.BatchEnded || len(d.Ended) != 0 {
+		t.Fatalf("batch %d ended %v, want the first batch still waiting for a2's check", d.Progress.Batch, d.Progress.BatchEnded)
+	}
+	d = fl.decide(2 * time.Hour) // the first batch's share of the four hours
+	if len(d.Ended) != 1 || d.Ended[0].Clusters["a2"].State != ranv1alpha1.ClusterHeld {
+		t.Fatalf("ended %+v, want the first batch ended at its deadline with a2 held", d.Ended)
+	}
+}

@@ -32,6 +32,12 @@ type Cluster struct {
 	Reason string
 }
 
+// Verifying reports whether the cluster completed its policies and waits for the health
+// check after its upgrade.
+func (c Cluster) Verifying() bool {
+	return c.State == ranv1alpha1.ClusterInProgress && c.Reason == ranv1alpha1.ReasonVerifying
+}
+
 // Terminal reports whether the cluster is done, one way or another.
 func (c Cluster) Terminal() bool {
 	switch c.State {

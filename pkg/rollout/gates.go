@@ -45,10 +45,24 @@ type Gates struct {
 	// Capacity is how many more clusters may start now under the hub-wide cap on clusters
 	// under remediation; nil means no cap.
 	Capacity *int
+	// Verify returns the health check of a cluster that completed its policies, nil when
+	// there is none: such a cluster stays InProgress (reason Verifying) until the check
+	// answers; healthy completes it, unhealthy fails it. At its deadline it times out.
+	Verify func(cluster string) *Verification
 	// Check returns why the upgrade checks hold a cluster, nil when it may start. A held
 	// cluster does not start and does not keep its batch from ending: once the batch's
-	// other clusters are done, or at its deadline, it ends Held. nil: no checks.
+	// other clusters are done, or at its deadline, it ends Held. A Pending hold (the check
+	// has not answered) keeps the batch waiting until the deadline. nil: no checks.
 	Check func(cluster string) *Hold
+}
+
+// Verification is what the health check after a cluster's upgrade says.
+type Verification struct {
+	// Done is false while the check has not answered.
+	Done bool
+	// Healthy completes the cluster; otherwise it fails with Reason and Message.
+	Healthy         bool
+	Reason, Message string
 }
 
 // Hold is a cluster of the current batch that could start but waits.
@@ -59,6 +73,9 @@ type Hold struct {
 	Reason, Message string
 	// Checked is true for a hold of the upgrade checks.
 	Checked bool
+	// Pending is true for a check that has not answered yet (a ClusterVersion not read, a
+	// health check running): the batch waits for it, up to its deadline.
+	Pending bool
 }
 
 // held returns why a cluster that would start now must wait, if it must.

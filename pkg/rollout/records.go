@@ -59,13 +59,11 @@ func Recorded(records []ranv1alpha1.ClusterGroupUpgradeBatch, policies []string,
 }
 
 // countRecorded counts the clusters of an ended record into p.Done and remembers the held
-// ones.
+// and failed ones.
 func countRecorded(p *Progress, clusters []ranv1alpha1.ClusterProgress) {
 	c := &p.Done
 	for _, cp := range clusters {
-		if cp.State == ranv1alpha1.ClusterHeld {
-			p.markHeld(cp.Name)
-		}
+		p.settle(cp.Name, cp.State)
 		switch cp.State {
 		case ranv1alpha1.ClusterCompleted:
 			c.Completed++
@@ -88,10 +86,12 @@ func clusterFrom(cp ranv1alpha1.ClusterProgress, policies []string) Cluster {
 		t := cp.CompliantSince.Time
 		c.CompliantSince = &t
 	}
-	switch cp.State {
-	case ranv1alpha1.ClusterInProgress, ranv1alpha1.ClusterTimedOut, ranv1alpha1.ClusterFailed, ranv1alpha1.ClusterHeld:
+	switch {
+	case c.Verifying(), cp.State == ranv1alpha1.ClusterFailed && cp.CurrentPolicy == "":
+		c.Policy = len(policies) // past its last policy
+	case cp.State != ranv1alpha1.ClusterCompleted && cp.State != ranv1alpha1.ClusterPending:
 		c.Policy = max(slices.Index(policies, cp.CurrentPolicy), 0)
-	case ranv1alpha1.ClusterCompleted:
+	case cp.State == ranv1alpha1.ClusterCompleted:
 		c.Policy = len(policies)
 	}
 	return c

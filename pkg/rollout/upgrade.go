@@ -35,16 +35,20 @@ type Progress struct {
 	Finished bool
 	// Done counts the clusters of the batches that ended, by their final state.
 	Done ranv1alpha1.ClusterCounts
-	// Held are the clusters of the batches that ended that the upgrade checks held.
-	Held map[string]bool
+	// Settled are the clusters of the batches that ended that were held or failed, with
+	// that state: they never complete.
+	Settled map[string]ranv1alpha1.ClusterState
 }
 
-// markHeld records that a cluster of an ended batch was held.
-func (p *Progress) markHeld(name string) {
-	if p.Held == nil {
-		p.Held = map[string]bool{}
+// settle records a held or failed cluster of an ended batch.
+func (p *Progress) settle(name string, state ranv1alpha1.ClusterState) {
+	if state != ranv1alpha1.ClusterHeld && state != ranv1alpha1.ClusterFailed {
+		return
 	}
-	p.Held[name] = true
+	if p.Settled == nil {
+		p.Settled = map[string]ranv1alpha1.ClusterState{}
+	}
+	p.Settled[name] = state
 }
 
 // Facts are what a decision about a ClusterGroupUpgrade needs, gathered by the controller.
@@ -169,7 +173,7 @@ func decideBatch(f Facts) Decision {
 				Progress: p, Waiting: w, Wake: wake, Ended: ended}
 		}
 		p = Progress{Started: p.Started, Batch: p.Batch + 1, BatchStarted: f.Now, Clusters: map[string]Cluster{}, Done: p.Done,
-			Held: p.Held, PausedBeforeBatch: f.Gates.PausedFor}
+			Settled: p.Settled, PausedBeforeBatch: f.Gates.PausedFor}
 		shiftBatch = 0 // the new batch starts with the pauses so far behind it
 	}
 }
@@ -208,9 +212,7 @@ func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decis
 	}
 	countStates(&p.Done, batch, clusters) // every cluster of the batch is terminal here
 	for _, name := range batch.Clusters {
-		if clusters[name].State == ranv1alpha1.ClusterHeld {
-			p.markHeld(name)
-		}
+		p.settle(name, clusters[name].State)
 	}
 	p.BatchEnded = true
 	return Decision{}, true
@@ -264,7 +266,7 @@ func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline 
 			holds = append(holds, *hold)
 		}
 		clusters[name] = c
-		if c.State == ranv1alpha1.ClusterInProgress {
+		if c.State == ranv1alpha1.ClusterInProgress && !c.Verifying() {
 			enforce[c.Policy] = append(enforce[c.Policy], name)
 		}
 		if !again.IsZero() && (wake.IsZero() || again.Before(wake)) {
@@ -280,8 +282,9 @@ func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline 
 func stepCluster(f Facts, name string, c Cluster, deadline time.Time, capacity *int) (Cluster, time.Time, *Hold) {
 	starting := !c.Terminal() && c.State != ranv1alpha1.ClusterInProgress && !f.Gates.Paused
 	if !starting {
-		c, again := step(c, f.Policies(name), f.Now, deadline, f.Gates.Paused)
-		return c, again, nil
+		next, again := step(c, f.Policies(name), f.Now, deadline, f.Gates.Paused)
+		next, again = verify(f, name, c, next, again, deadline)
+		return next, again, nil
 	}
 	if h := checked(f.Gates, name); h != nil {
 		c, again := waitChecked(*h, f.Now, deadline)
@@ -297,11 +300,36 @@ func stepCluster(f Facts, name string, c Cluster, deadline time.Time, capacity *
 		}
 		return c, again, h
 	}
-	c, again := step(c, f.Policies(name), f.Now, deadline, false)
+	next, again := step(c, f.Policies(name), f.Now, deadline, false)
+	next, again = verify(f, name, c, next, again, deadline)
 	if capacity != nil {
 		*capacity--
 	}
-	return c, again, nil
+	return next, again, nil
+}
+
+// verify passes a cluster that step completed through the health check after the upgrade,
+// when there is one: it stays InProgress with reason Verifying (since it first completed)
+// until the check answers, completes when healthy, fails when not, and times out at its
+// deadline.
+func verify(f Facts, name string, before, after Cluster, again, deadline time.Time) (Cluster, time.Time) {
+	if f.Gates.Verify == nil || after.State != ranv1alpha1.ClusterCompleted {
+		return after, again
+	}
+	v := f.Gates.Verify(name)
+	switch {
+	case v == nil:
+		return after, again
+	case v.Done && v.Healthy:
+		return after, time.Time{}
+	case v.Done:
+		return Cluster{State: ranv1alpha1.ClusterFailed, Policy: after.Policy, Since: f.Now, Reason: v.Reason}, time.Time{}
+	}
+	c := Cluster{State: ranv1alpha1.ClusterInProgress, Policy: after.Policy, Since: f.Now, Reason: ranv1alpha1.ReasonVerifying}
+	if before.Verifying() {
+		c.Since = before.Since
+	}
+	return timeOut(c, f.Now, deadline, time.Time{})
 }
 
 // checked returns the hold of the upgrade checks on a cluster, if any.
@@ -330,6 +358,9 @@ func waitChecked(h Hold, now, deadline time.Time) (Cluster, time.Time) {
 func endHeld(clusters map[string]Cluster, batch plan.Batch, holds []Hold, now time.Time) bool {
 	checkedHold := map[string]Hold{}
 	for _, h := range holds {
+		if h.Checked && h.Pending {
+			return false // a check still to answer keeps the batch waiting
+		}
 		if h.Checked {
 			checkedHold[h.Cluster] = h
 		}
@@ -412,21 +443,18 @@ func decideFinished(f Facts) Decision {
 	held := 0
 	for _, b := range f.Plan.Batches {
 		for _, name := range b.Clusters {
-			if p.Held[name] || p.Clusters[name].State == ranv1alpha1.ClusterHeld {
-				held++
-				continue
+			settled, ok := p.Settled[name]
+			if !ok {
+				settled = p.Clusters[name].State
 			}
-			if !compliesWithAll(f.Policies(name)) {
-				reason, why := ranv1alpha1.ReasonTimedOut, "Timed out"
-				if overBudget(f.Gates, p.Done) {
-					reason, why = ranv1alpha1.ReasonFailureBudgetExceeded, fmt.Sprintf(
-						"%d clusters failed or timed out, more than spec.maxFailures (%d) allows; no new batch starts",
-						p.Done.Failed+p.Done.TimedOut, *f.Gates.MaxFailures)
-				} else if _, ended := batchEnds(f, f.Plan.Batches[p.Batch], p.Clusters); ended != "" {
-					why = ended
-				}
-				return Decision{State: ranv1alpha1.StateTimedOut, Reason: reason,
-					Message: fmt.Sprintf("%s; cluster %s is not compliant yet, still watching", why, name), Progress: p}
+			switch {
+			case settled == ranv1alpha1.ClusterHeld:
+				held++
+			case settled == ranv1alpha1.ClusterFailed:
+				return notDone(f, ranv1alpha1.ReasonClustersFailed,
+					fmt.Sprintf("%d clusters failed, cluster %s among them (see its batch record for the reason)", p.Done.Failed, name))
+			case !compliesWithAll(f.Policies(name)):
+				return notDone(f, ranv1alpha1.ReasonTimedOut, fmt.Sprintf("cluster %s is not compliant yet, still watching", name))
 			}
 		}
 	}
@@ -437,6 +465,25 @@ func decideFinished(f Facts) Decision {
 	}
 	return Decision{State: ranv1alpha1.StateCompleted, Reason: ranv1alpha1.ReasonCompleted,
 		Message: fmt.Sprintf("All %d clusters are compliant with every managed policy", f.Plan.Clusters()), Progress: p}
+}
+
+// notDone is the TimedOut decision of a finished rollout with a cluster that did not
+// complete: the spent failure budget, else the end of a canary or Abort batch, else reason,
+// explains it; detail names the cluster.
+func notDone(f Facts, reason, detail string) Decision {
+	p := f.Progress
+	why := "Timed out"
+	if reason == ranv1alpha1.ReasonClustersFailed {
+		why = "Clusters failed"
+	}
+	if overBudget(f.Gates, p.Done) {
+		reason, why = ranv1alpha1.ReasonFailureBudgetExceeded, fmt.Sprintf(
+			"%d clusters failed or timed out, more than spec.maxFailures (%d) allows; no new batch starts",
+			p.Done.Failed+p.Done.TimedOut, *f.Gates.MaxFailures)
+	} else if _, ended := batchEnds(f, f.Plan.Batches[p.Batch], p.Clusters); ended != "" {
+		why = ended
+	}
+	return Decision{State: ranv1alpha1.StateTimedOut, Reason: reason, Message: fmt.Sprintf("%s; %s", why, detail), Progress: p}
 }
 
 func compliesWithAll(policies []Policy) bool {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/blang/semver/v4"
 	configv1 "github.com/openshift/api/config/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
@@ -131,4 +132,24 @@ func CountsText(counts map[string]int) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// YStream reports whether one of the targets changes the cluster's major or minor version;
+// false when the versions cannot be told.
+func YStream(targets []Target, cv *configv1.ClusterVersion) bool {
+	if cv == nil {
+		return false
+	}
+	for _, t := range targets {
+		j, _, decided := start(Input{Target: t, Cluster: cv})
+		if decided {
+			continue
+		}
+		cur, errCur := semver.Parse(j.current)
+		tgt, errTgt := semver.Parse(j.target)
+		if errCur == nil && errTgt == nil && (cur.Major != tgt.Major || cur.Minor != tgt.Minor) {
+			return true
+		}
+	}
+	return false
 }

@@ -104,3 +104,28 @@ func TestSummary(t *testing.T) {
 		t.Fatalf("listed %d, not shown %d, want the status bounded", len(st.Clusters), st.ClustersNotShown)
 	}
 }
+
+func TestYStream(t *testing.T) {
+	cv := cluster("4.14.1", "stable-4.14", available("4.14.2"))
+	cases := map[string]struct {
+		targets []Target
+		want    bool
+	}{
+		"a z-stream":                 {[]Target{{Version: "4.14.2"}}, false},
+		"a y-stream":                 {[]Target{{Version: "4.15.0"}}, true},
+		"a z-stream and a y-stream":  {[]Target{{Version: "4.14.2"}, {Version: "4.15.3"}}, true},
+		"a template":                 {[]Target{{Templated: true}}, false},
+		"an image the cluster lists": {[]Target{{Image: graphserver.Image("4.14.2")}}, false},
+		"no target":                  {nil, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := YStream(tc.targets, cv); got != tc.want {
+				t.Fatalf("YStream = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if YStream([]Target{{Version: "4.15.0"}}, nil) {
+		t.Fatal("YStream without a ClusterVersion = true, want false")
+	}
+}

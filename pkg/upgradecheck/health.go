@@ -31,11 +31,11 @@ const (
 // Alert is one alert of the cluster's Prometheus (or Alertmanager).
 type Alert struct {
 	// Name is the alertname label.
-	Name string
+	Name string `json:"name"`
 	// Severity is the severity label: critical, warning, info.
-	Severity string
+	Severity string `json:"severity"`
 	// State is pending or firing.
-	State string
+	State string `json:"state"`
 }
 
 // HealthInput is what the pre-upgrade health check reads of a cluster. A nil slice or

@@ -71,18 +71,29 @@ func Start(ctx context.Context, log logr.Logger) (*Env, error) {
 // StartWith is Start with the operator's options changed by configure (nil: none), for
 // suites of operator flags such as --max-clusters-in-progress.
 func StartWith(ctx context.Context, log logr.Logger, configure func(*operator.Options)) (*Env, error) {
+	return startWith(ctx, log, configure, nil)
+}
+
+// StartWithSim is Start with the simulator's options changed by configure (nil: none), for
+// suites that play the pods of spoke Jobs (sim.Options.JobRunner) or shorten the hub's
+// action TTL (sim.Options.ActionTTL).
+func StartWithSim(ctx context.Context, log logr.Logger, configure func(*sim.Options)) (*Env, error) {
+	return startWith(ctx, log, nil, configure)
+}
+
+func startWith(ctx context.Context, log logr.Logger, configure func(*operator.Options), configureSim func(*sim.Options)) (*Env, error) {
 	hub, err := world.StartHub(ctx, world.Options{Logger: log})
 	if err != nil {
 		return nil, err
 	}
 	e := &Env{Hub: hub, Clock: clocktesting.NewFakeClock(Epoch), risk: map[string]bool{}}
-	if err := e.start(ctx, log, configure); err != nil {
+	if err := e.start(ctx, log, configure, configureSim); err != nil {
 		return nil, errors.Join(err, hub.Stop())
 	}
 	return e, nil
 }
 
-func (e *Env) start(ctx context.Context, log logr.Logger, configure func(*operator.Options)) error {
+func (e *Env) start(ctx context.Context, log logr.Logger, configure func(*operator.Options), configureSim func(*sim.Options)) error {
 	var err error
 	if e.Graphs, err = updateService(); err != nil {
 		return err
@@ -92,7 +103,11 @@ func (e *Env) start(ctx context.Context, log logr.Logger, configure func(*operat
 		e.Graphs.Close()
 	})
 	updates := sim.GraphUpdates(e.Graphs.URL(), e.matchRisk)
-	if e.Sim, err = sim.Start(ctx, e.Hub, sim.Options{Logger: log, Updates: updates}); err != nil {
+	simOpts := sim.Options{Logger: log, Updates: updates, JobRunner: e.runSpokeProgram}
+	if configureSim != nil {
+		configureSim(&simOpts)
+	}
+	if e.Sim, err = sim.Start(ctx, e.Hub, simOpts); err != nil {
 		return err
 	}
 	if err := e.Hub.BindClusterSet(ctx, PolicyNamespace); err != nil {

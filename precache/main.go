@@ -1,0 +1,49 @@
+// Command precache is the spoke-side program of cgu-operator: the Jobs the operator starts on
+// each managed cluster run it. Its one command so far is health, which collects what the
+// pre-upgrade health check reads and writes it to a ConfigMap for the hub.
+//
+//	precache health --namespace NS --configmap NAME --run RUN [--prometheus-url URL] [--token-file F] [--ca-file F]
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// usage lists the commands.
+const usage = `Usage: precache COMMAND [FLAGS]
+
+Commands:
+  health   Collect the cluster's health for the pre-upgrade check and write it to a ConfigMap.
+
+Run "precache COMMAND -h" for the flags of a command.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run runs the command args name and returns the exit code: 0 on success, 1 otherwise.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		_, _ = fmt.Fprint(stderr, usage)
+		return 1
+	}
+	switch args[0] {
+	case "health":
+		return healthMain(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		_, _ = fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		_, _ = fmt.Fprintf(stderr, "precache: unknown command %q\n%s", args[0], usage)
+		return 1
+	}
+}
