@@ -107,20 +107,19 @@ func checkGate(s *scope) func(string) *rollout.Hold {
 // setCheckStatus writes status.upgradeChecks and the UpgradeChecked condition.
 func setCheckStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 	clusters := unstarted(s.plan, s.decision.Progress)
-	if s.verdicts == nil || len(clusters) == 0 || s.decision.Progress.Finished {
+	verdicts := shownVerdicts(s)
+	if verdicts == nil || len(clusters) == 0 || s.decision.Progress.Finished {
 		// Nothing is left to check: the checks are off, every cluster started, or the
 		// rollout is over.
 		st.UpgradeChecks = nil
-		if !pathValidation(s.cgu) || s.decision.Progress.Finished || len(clusters) == 0 {
-			meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionUpgradeChecked)
-		}
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionUpgradeChecked)
 		return
 	}
-	st.UpgradeChecks = upgradecheck.Summary(clusters, s.verdicts)
+	st.UpgradeChecks = upgradecheck.Summary(clusters, verdicts)
 	held, pending := 0, 0
-	for _, v := range s.verdicts {
+	for _, v := range verdicts {
 		switch {
-		case v.Reason == upgradecheck.ReasonClusterVersionUnknown:
+		case v.Reason == upgradecheck.ReasonClusterVersionUnknown, v.Reason == preview.ReasonHealthCheckPending:
 			pending++
 		case v.Holds():
 			held++
@@ -134,11 +133,33 @@ func setCheckStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 				held+pending, len(clusters), upgradecheck.CountsText(st.UpgradeChecks.Counts)))
 	case pending > 0:
 		setCondition(st, gen, ranv1alpha1.ConditionUpgradeChecked, metav1.ConditionUnknown, ranv1alpha1.ReasonUpgradeChecksPending,
-			fmt.Sprintf("The ClusterVersion of %d of %d clusters has not been read yet", pending, len(clusters)))
+			fmt.Sprintf("The checks of %d of %d clusters have not answered yet", pending, len(clusters)))
 	default:
 		setCondition(st, gen, ranv1alpha1.ConditionUpgradeChecked, metav1.ConditionTrue, ranv1alpha1.ReasonUpgradeChecksPassed,
 			fmt.Sprintf("The upgrade checks let all %d clusters that have not started proceed (%s)", len(clusters), upgradecheck.CountsText(st.UpgradeChecks.Counts)))
 	}
+}
+
+// shownVerdicts are the verdicts status shows: the upgrade checks', and before the start
+// the health check's where it holds a cluster the upgrade checks let go (pending, or not
+// healthy); nil when there are none.
+func shownVerdicts(s *scope) map[string]upgradecheck.Verdict {
+	if s.healthPreview == nil {
+		return s.verdicts
+	}
+	out := make(map[string]upgradecheck.Verdict, len(s.healthPreview))
+	for c, h := range s.healthPreview {
+		v, ok := s.verdicts[c]
+		switch {
+		case ok && v.Holds():
+		case !h.Done || !h.Healthy:
+			v = upgradecheck.Verdict{Outcome: upgradecheck.Hold, Reason: h.Reason, Message: h.Message}
+		case !ok:
+			v = upgradecheck.Verdict{Outcome: upgradecheck.Proceed, Reason: h.Reason, Message: h.Message}
+		}
+		out[c] = v
+	}
+	return out
 }
 
 // checkEvents marks, per cluster, a start with accepted risks and an end held.
@@ -146,8 +167,10 @@ func (r *ClusterGroupUpgradeReconciler) checkEvents(s *scope, c ranv1alpha1.Clus
 	switch {
 	case c.State == ranv1alpha1.ClusterHeld:
 		msg := c.Reason
-		if v, ok := s.verdicts[c.Name]; ok {
+		if v, ok := s.verdicts[c.Name]; ok && v.Holds() {
 			msg = v.Message
+		} else if h, ok := s.healthBefore[c.Name]; ok {
+			msg = h.Message
 		}
 		r.relatedEvent(s, managedCluster(c.Name), corev1.EventTypeWarning, EventClusterHeld,
 			"Cluster %s was held by the upgrade checks and not enforced: %s", c.Name, rollout.Truncate(msg, ranv1alpha1.MessageLimit))

@@ -3,85 +3,34 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strconv"
-
-	rbacv1 "k8s.io/api/rbac/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
-	"github.com/cgu-operator/cgu-operator/pkg/spokehealth"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/views"
 )
 
-// Reasons of the health checks, on a held cluster, a failed one, or one waiting.
-const (
-	// ReasonHealthCheckPending: the health check of the cluster has not answered yet.
-	ReasonHealthCheckPending = "HealthCheckPending"
-	// ReasonHealthCheckFailed: the health check Job itself failed on the cluster.
-	ReasonHealthCheckFailed = "HealthCheckFailed"
-)
-
-// healthRules are what the spoke program reads to check a cluster's health; the alerts it
-// reads through the cluster-monitoring-view role.
-var healthRules = []rbacv1.PolicyRule{{
-	APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators", "clusterversions"},
-	Verbs: []string{"get", "list"},
-}}
-
-// healthChecks returns the spec's health checks, nil without.
-func healthChecks(cgu *ranv1alpha1.ClusterGroupUpgrade) *ranv1alpha1.HealthChecks {
-	if cgu.Spec.UpgradeChecks == nil {
-		return nil
-	}
-	return cgu.Spec.UpgradeChecks.Health
-}
-
-// healthJob is the spoke job of the rollout's health check on a cluster, for one run.
-func (r *ClusterGroupUpgradeReconciler) healthJob(s *scope, cluster, run string) spokejob.Job {
-	name := names.Safe(52, "cgu-health", s.cgu.Namespace, s.cgu.Name)
-	return spokejob.Job{
-		Cluster: cluster, Owner: s.owner, Name: name, Run: run, Image: r.SpokeImage,
-		Args:             []string{"health", "--namespace", spokejob.Namespace, "--configmap", name, "--run", run},
-		ClusterRules:     healthRules,
-		BindClusterRoles: []string{"cluster-monitoring-view"},
-	}
-}
-
-// beforeRun and afterRun name the runs of a cluster's health checks: before its batch
-// started, and after it began verifying; both are read from the batch records, so that a
-// reconcile finds the run again.
-func beforeRun(progress rollout.Progress) string {
-	return "before-" + strconv.FormatInt(progress.BatchStarted.Unix(), 10)
-}
-
-func afterRun(c rollout.Cluster) string {
-	return "after-" + strconv.FormatInt(c.Since.Unix(), 10)
-}
-
 // healthVerdict is what one run of the health check says of a cluster.
-type healthVerdict struct {
-	// done is false while the check runs.
-	done            bool
-	healthy         bool
-	reason, message string
-}
+type healthVerdict = preview.HealthVerdict
 
-// gatherHealth runs the health checks the spec asks for: before, on the clusters of the
-// running batch that have not started; after, on the clusters verifying. The verdicts go
-// to the gates.
+// gatherHealth runs the health checks the spec asks for: before the rollout starts, on
+// every planned cluster (for status and kubectl cgu preflight only); before, on the clusters
+// of the running batch that have not started; after, on the clusters verifying. The verdicts
+// of the last two go to the gates.
 func (r *ClusterGroupUpgradeReconciler) gatherHealth(ctx context.Context, s *scope) error {
-	h := healthChecks(s.cgu)
-	if h == nil || !s.started || s.progress.Finished || s.progress.BatchEnded {
+	h := preview.HealthChecks(s.cgu)
+	switch {
+	case h == nil || s.progress.Finished || s.progress.BatchEnded:
 		return nil
+	case !s.started:
+		return r.gatherHealthPreview(ctx, s)
 	}
 	runner := spokejob.Runner{Client: r.Client}
 	if h.BeforeUpgrade {
 		s.healthBefore = map[string]healthVerdict{}
-		run := beforeRun(s.progress)
+		run := preview.BatchHealthRun(s.progress.BatchStarted)
 		for _, c := range s.plan.Batches[s.progress.Batch].Clusters {
 			if st := s.progress.Clusters[c].State; st != "" && st != ranv1alpha1.ClusterPending {
 				continue
@@ -99,7 +48,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherHealth(ctx context.Context, s *sco
 			if !c.Verifying() {
 				continue
 			}
-			v, err := r.health(ctx, s, runner, name, afterRun(c))
+			v, err := r.health(ctx, s, runner, name, preview.VerifyHealthRun(c.Since))
 			if err != nil {
 				return err
 			}
@@ -113,33 +62,36 @@ func (r *ClusterGroupUpgradeReconciler) gatherHealth(ctx context.Context, s *sco
 // verdict.
 func (r *ClusterGroupUpgradeReconciler) health(ctx context.Context, s *scope, runner spokejob.Runner, cluster, run string) (healthVerdict, error) {
 	if !r.ViewsServed || !r.ActionsServed {
-		return healthVerdict{done: true, reason: ReasonHealthCheckFailed,
-			message: "The health check cannot run: the hub serves no ManagedClusterViews or ManagedClusterActions"}, nil
+		return healthVerdict{Done: true, Reason: preview.ReasonHealthCheckFailed,
+			Message: "The health check cannot run: the hub serves no ManagedClusterViews or ManagedClusterActions"}, nil
 	}
-	job := r.healthJob(s, cluster, run)
+	job := preview.HealthJob(s.cgu, cluster, run, r.SpokeImage)
 	if err := runner.Start(ctx, job); err != nil {
 		return healthVerdict{}, fmt.Errorf("starting the health check on %s: %w", cluster, err)
 	}
-	st, err := runner.Read(ctx, job)
-	switch {
-	case err != nil:
-		return healthVerdict{}, fmt.Errorf("reading the health check of %s: %w", cluster, err)
-	case st.Failed != "":
-		return healthVerdict{done: true, reason: ReasonHealthCheckFailed,
-			message: "The health check could not run on the cluster: " + st.Failed}, nil
-	case st.Report == nil:
-		return healthVerdict{reason: ReasonHealthCheckPending, message: "The health check has not answered yet: " + st.Waiting}, nil
+	return preview.ReadHealth(ctx, runner, job, r.yStream(ctx, s, cluster))
+}
+
+// gatherHealthPreview runs, before the rollout starts, the health check on every planned
+// cluster once per spec generation, so that status shows each cluster's health before
+// enable. The gates never read it: the check that decides runs when the cluster's batch
+// starts.
+func (r *ClusterGroupUpgradeReconciler) gatherHealthPreview(ctx context.Context, s *scope) error {
+	if !preview.HealthChecks(s.cgu).BeforeUpgrade || s.selectProblem != nil || s.invalid != nil {
+		return nil
 	}
-	report, err := spokehealth.FromConfigMap(st.Report)
-	if err != nil || report.Run != run {
-		why := "its report is from another run"
-		if err != nil {
-			why = err.Error()
+	runner := spokejob.Runner{Client: r.Client}
+	s.healthPreview = map[string]healthVerdict{}
+	for _, b := range s.plan.Batches {
+		for _, c := range b.Clusters {
+			v, err := r.health(ctx, s, runner, c, preview.HealthRunBeforeEnable(s.cgu))
+			if err != nil {
+				return err
+			}
+			s.healthPreview[c] = v
 		}
-		return healthVerdict{reason: ReasonHealthCheckPending, message: "The health check has not answered yet: " + why}, nil
 	}
-	v := upgradecheck.Health(report.Input(r.yStream(ctx, s, cluster)))
-	return healthVerdict{done: true, healthy: v.Healthy, reason: v.Reason, message: v.Message}, nil
+	return nil
 }
 
 // yStream reports whether the rollout takes the cluster to a new minor version, as far as
@@ -159,7 +111,7 @@ func (r *ClusterGroupUpgradeReconciler) yStream(ctx context.Context, s *scope, c
 // healthGate holds, before they start, the clusters whose health check before the upgrade
 // is pending or failed; it wraps the upgrade checks' gate.
 func healthGate(s *scope, next func(string) *rollout.Hold) func(string) *rollout.Hold {
-	h := healthChecks(s.cgu)
+	h := preview.HealthChecks(s.cgu)
 	if h == nil || !h.BeforeUpgrade {
 		return next
 	}
@@ -172,14 +124,14 @@ func healthGate(s *scope, next func(string) *rollout.Hold) func(string) *rollout
 		v, ok := s.healthBefore[cluster]
 		switch {
 		case !ok:
-			return &rollout.Hold{Cluster: cluster, Reason: ReasonHealthCheckPending, Pending: true,
+			return &rollout.Hold{Cluster: cluster, Reason: preview.ReasonHealthCheckPending, Pending: true,
 				Message: fmt.Sprintf("cluster %s waits for its health check", cluster)}
-		case !v.done:
-			return &rollout.Hold{Cluster: cluster, Reason: v.reason, Pending: true,
-				Message: fmt.Sprintf("cluster %s waits for its health check: %s", cluster, v.message)}
-		case !v.healthy:
-			return &rollout.Hold{Cluster: cluster, Reason: v.reason,
-				Message: fmt.Sprintf("cluster %s is held: %s", cluster, v.message)}
+		case !v.Done:
+			return &rollout.Hold{Cluster: cluster, Reason: v.Reason, Pending: true,
+				Message: fmt.Sprintf("cluster %s waits for its health check: %s", cluster, v.Message)}
+		case !v.Healthy:
+			return &rollout.Hold{Cluster: cluster, Reason: v.Reason,
+				Message: fmt.Sprintf("cluster %s is held: %s", cluster, v.Message)}
 		}
 		return nil
 	}
@@ -187,16 +139,16 @@ func healthGate(s *scope, next func(string) *rollout.Hold) func(string) *rollout
 
 // verifyGate answers the health check after the upgrade of a verifying cluster.
 func verifyGate(s *scope) func(string) *rollout.Verification {
-	h := healthChecks(s.cgu)
+	h := preview.HealthChecks(s.cgu)
 	if h == nil || !h.AfterUpgrade {
 		return nil
 	}
 	return func(cluster string) *rollout.Verification {
 		v, ok := s.healthAfter[cluster]
-		if !ok || !v.done {
+		if !ok || !v.Done {
 			return &rollout.Verification{}
 		}
-		return &rollout.Verification{Done: true, Healthy: v.healthy, Reason: v.reason, Message: v.message}
+		return &rollout.Verification{Done: true, Healthy: v.Healthy, Reason: v.Reason, Message: v.Message}
 	}
 }
 
@@ -204,12 +156,12 @@ func verifyGate(s *scope) func(string) *rollout.Verification {
 // has not started yet (a batch that just started, a cluster that just began verifying): one
 // more reconcile starts them, since those writes wake nothing.
 func needsHealthRound(s *scope) bool {
-	h := healthChecks(s.cgu)
+	h := preview.HealthChecks(s.cgu)
 	if h == nil || !s.decided {
 		return false
 	}
 	for _, hold := range s.decision.Holds {
-		if _, asked := s.healthBefore[hold.Cluster]; h.BeforeUpgrade && hold.Reason == ReasonHealthCheckPending && !asked {
+		if _, asked := s.healthBefore[hold.Cluster]; h.BeforeUpgrade && hold.Reason == preview.ReasonHealthCheckPending && !asked {
 			return true
 		}
 	}

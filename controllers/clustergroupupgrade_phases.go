@@ -68,6 +68,9 @@ type scope struct {
 	// healthBefore and healthAfter are the health checks' verdicts on the clusters of the
 	// running batch about to start, and on those verifying; nil without them.
 	healthBefore, healthAfter map[string]healthVerdict
+	// healthPreview are the verdicts of the health check before the rollout starts, shown
+	// in status only.
+	healthPreview map[string]healthVerdict
 }
 
 func newScope(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) *scope {

@@ -27,8 +27,18 @@ var _ = Describe("Health checks", func() {
 
 		cgu := newCGU("cgu-health", "upgrade", clusters, 3, p.Name)
 		cgu.Spec.UpgradeChecks = &ranv1alpha1.UpgradeChecks{Health: &ranv1alpha1.HealthChecks{BeforeUpgrade: true, AfterUpgrade: true}}
-		cgu.Spec.Enable = ptr.To(true)
 		fleet.MustCreate(ctx, cgu)
+
+		By("before enable, the check runs on every planned cluster and status shows the unhealthy one")
+		Eventually(checkOf(ctx, cgu, degraded)).WithTimeout(settle).Should(And(
+			Not(BeNil()), HaveField("Outcome", string(upgradecheck.Hold)),
+			HaveField("Reason", upgradecheck.ReasonClusterOperatorsUnhealthy), HaveField("Message", ContainSubstring("dns (Degraded)"))))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(
+			HaveField("Status.UpgradeChecks.Counts", Equal(map[string]int{"Proceed": 2, "Hold": 1})))
+		code, out := kubectlCGU(ctx, "preflight", cgu.Name, "-n", cgu.Namespace)
+		Expect(code).To(BeZero(), out)
+		Expect(out).To(MatchRegexp(degraded + `\s+1\s+-\s+-\s+-\s+ClusterOperatorsUnhealthy`))
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Enable = ptr.To(true) })
 
 		By("the health check runs on each cluster before it starts: the degraded one is held")
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(

@@ -15,6 +15,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
+	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
@@ -40,8 +41,10 @@ type PreflightCluster struct {
 	Batch int `json:"batch"`
 	// Check is the verdict of the upgrade checks; absent without pathValidation.
 	Check *PreflightCheck `json:"check,omitempty"`
-	// Health is NotChecked without spec.upgradeChecks.health.beforeUpgrade, BeforeStart
-	// with it: the check runs on the cluster when its batch starts.
+	// Health is NotChecked without spec.upgradeChecks.health.beforeUpgrade. With it, before
+	// the rollout starts, what the operator's check on the cluster found: Healthy, Pending,
+	// or the reason it is not healthy (ClusterOperatorsUnhealthy, CriticalAlertsFiring, ...);
+	// once started, BeforeStart: the check runs again when the cluster's batch starts.
 	Health string `json:"health"`
 	// Precache is Off without spec.preCaching, else the cluster's precache state.
 	Precache string `json:"precache"`
@@ -61,6 +64,8 @@ type PreflightCheck struct {
 const (
 	healthNotChecked  = "NotChecked"
 	healthBeforeStart = "BeforeStart"
+	healthPending     = "Pending"
+	healthHealthy     = "Healthy"
 	precacheOff       = "Off"
 	precacheUnknown   = "Unknown"
 )
@@ -79,8 +84,9 @@ func newPreflightCommand(e *env) *cobra.Command {
 		Long: `Check a ClusterGroupUpgrade before it starts, or the clusters it has not started yet: for each
 cluster, its batch, the verdict of the upgrade checks (is the upgrade the managed policies
 ask for a valid path for it, which conditional-update risks it carries and whether the
-rollout accepts them), whether its health is checked when its batch starts (BeforeStart) or
-not (NotChecked), and its precache state; then the batch plan and an estimate of how long the
+rollout accepts them), its health as the operator's check before the start found it
+(Healthy, Pending, or why not; BeforeStart once the rollout started, NotChecked without
+health checks), and its precache state; then the batch plan and an estimate of how long the
 batches left take.
 
 The verdicts are computed here as the operator computes them, from the ClusterVersion each
@@ -123,7 +129,7 @@ func (o *preflightOptions) run(ctx context.Context, args []string) error {
 	return writePreflight(o.IOStreams.Out, o.painter(), cgu, out)
 }
 
-func (o *preflightOptions) preflight(ctx context.Context, c client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade) (PreflightOutput, error) {
+func (o *preflightOptions) preflight(ctx context.Context, c client.Client, cgu *ranv1alpha1.ClusterGroupUpgrade) (PreflightOutput, error) {
 	frozen, err := preview.ReadFrozen(ctx, c, cgu)
 	if err != nil {
 		return PreflightOutput{}, hubError(err)
@@ -167,7 +173,7 @@ func planAndPolicies(ctx context.Context, c client.Reader, cgu *ranv1alpha1.Clus
 }
 
 // clusters judges the planned clusters that have not started, in plan order.
-func (o *preflightOptions) clusters(ctx context.Context, c client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade,
+func (o *preflightOptions) clusters(ctx context.Context, c client.Client, cgu *ranv1alpha1.ClusterGroupUpgrade,
 	roots []*policyv1.Policy, out PreflightOutput) ([]PreflightCluster, error) {
 	checks := preview.NewChecks(c, cgu, roots)
 	checks.DefaultService = o.updateService
@@ -182,8 +188,12 @@ func (o *preflightOptions) clusters(ctx context.Context, c client.Reader, cgu *r
 				continue
 			}
 			pc := PreflightCluster{Name: cl.Name, Batch: b.Index, Health: healthNotChecked, Precache: precacheOff}
-			if uc := cgu.Spec.UpgradeChecks; uc != nil && uc.Health != nil && uc.Health.BeforeUpgrade {
-				pc.Health = healthBeforeStart
+			if h := preview.HealthChecks(cgu); h != nil && h.BeforeUpgrade {
+				health, err := previewHealth(ctx, c, cgu, cl.Name, out.Plan.Frozen)
+				if err != nil {
+					return nil, err
+				}
+				pc.Health = health
 			}
 			if cgu.Spec.PreCaching {
 				pc.Precache = precacheUnknown
@@ -199,6 +209,26 @@ func (o *preflightOptions) clusters(ctx context.Context, c client.Reader, cgu *r
 		}
 	}
 	return list, nil
+}
+
+// previewHealth is what the operator's health check before the start found on a cluster:
+// Healthy, Pending, or the reason it is not healthy; BeforeStart once the rollout started
+// (the check then runs when the cluster's batch starts).
+func previewHealth(ctx context.Context, c client.Client, cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string, started bool) (string, error) {
+	if started {
+		return healthBeforeStart, nil
+	}
+	job := preview.HealthJob(cgu, cluster, preview.HealthRunBeforeEnable(cgu), "")
+	v, err := preview.ReadHealth(ctx, spokejob.Runner{Client: c}, job, false)
+	switch {
+	case err != nil:
+		return "", err
+	case !v.Done:
+		return healthPending, nil
+	case v.Healthy:
+		return healthHealthy, nil
+	}
+	return v.Reason, nil
 }
 
 // batchesLeft counts the batches with a cluster not done (every batch of a preview).

@@ -59,9 +59,10 @@ func (r Runner) Start(ctx context.Context, j Job) error {
 	return nil
 }
 
-// Read tells where j's run stands.
+// Read tells where j's run stands. It needs only what names the run (cluster, owner, name,
+// run), so that tools that only read need not know the image.
 func (r Runner) Read(ctx context.Context, j Job) (State, error) {
-	if err := j.Validate(); err != nil {
+	if err := j.validateIdentity(); err != nil {
 		return State{}, err
 	}
 	jobView, err := r.view(ctx, j.jobView())
@@ -89,7 +90,7 @@ func (r Runner) Read(ctx context.Context, j Job) (State, error) {
 // shared by the runs; the pods of the Job stay too (see the package doc). Once the views
 // are gone, Stop does nothing more.
 func (r Runner) Stop(ctx context.Context, j Job) error {
-	if err := j.Validate(); err != nil {
+	if err := j.validateIdentity(); err != nil {
 		return err
 	}
 	views := []*viewv1beta1.ManagedClusterView{j.jobView(), j.reportView()}

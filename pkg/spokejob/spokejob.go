@@ -164,24 +164,9 @@ type Job struct {
 	Deadline time.Duration
 }
 
-// Validate reports what makes j unusable.
+// Validate reports what makes j unusable to start.
 func (j Job) Validate() error {
-	var errs []error
-	if j.Cluster == "" {
-		errs = append(errs, errors.New("no cluster"))
-	}
-	if j.Owner.Namespace == "" || j.Owner.Name == "" {
-		errs = append(errs, errors.New("no owner"))
-	}
-	for _, msg := range validation.IsDNS1123Label(j.Name) {
-		errs = append(errs, fmt.Errorf("name %q: %s", j.Name, msg))
-	}
-	if len(j.Name) > MaxNameLength {
-		errs = append(errs, fmt.Errorf("name %q: longer than %d characters", j.Name, MaxNameLength))
-	}
-	if j.Run == "" {
-		errs = append(errs, errors.New("no run"))
-	}
+	errs := j.identityErrors()
 	if j.Image == "" {
 		errs = append(errs, errors.New("no image"))
 	}
@@ -201,10 +186,40 @@ func (j Job) Validate() error {
 			errs = append(errs, errors.New("empty cluster role name"))
 		}
 	}
+	return joinErrors(j, errs)
+}
+
+// validateIdentity reports what keeps j from naming a run: what Read and Stop need.
+func (j Job) validateIdentity() error {
+	return joinErrors(j, j.identityErrors())
+}
+
+func joinErrors(j Job, errs []error) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("spoke job %q: %w", j.Name, err)
 	}
 	return nil
+}
+
+// identityErrors are the problems of the fields that name j's run.
+func (j Job) identityErrors() []error {
+	var errs []error
+	if j.Cluster == "" {
+		errs = append(errs, errors.New("no cluster"))
+	}
+	if j.Owner.Namespace == "" || j.Owner.Name == "" {
+		errs = append(errs, errors.New("no owner"))
+	}
+	for _, msg := range validation.IsDNS1123Label(j.Name) {
+		errs = append(errs, fmt.Errorf("name %q: %s", j.Name, msg))
+	}
+	if len(j.Name) > MaxNameLength {
+		errs = append(errs, fmt.Errorf("name %q: longer than %d characters", j.Name, MaxNameLength))
+	}
+	if j.Run == "" {
+		errs = append(errs, errors.New("no run"))
+	}
+	return errs
 }
 
 // RunHash is the hash of a run that names its actions and labels its Job.
