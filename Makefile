@@ -92,6 +92,10 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 test: envtest-assets ## Run every test: unit tests and the Ginkgo suites on envtest.
 	go test $(GO_TEST_FLAGS) ./...
 
+.PHONY: bench
+bench: ## Run the benchmarks (no tests); BENCH=regexp selects some.
+	go test -run '^$$' -bench '$(or $(BENCH),.)' -benchmem ./pkg/... ./tests/sim/configpolicy/
+
 .PHONY: envtest-assets
 envtest-assets: $(KUBE_APISERVER) $(ETCD) ## Build envtest's kube-apiserver and etcd from Go modules into bin/k8s.
 
