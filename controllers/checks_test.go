@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gstruct"
+	configv1 "github.com/openshift/api/config/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
@@ -114,5 +115,31 @@ var _ = Describe("Upgrade checks", func() {
 				Not(BeNil()), HaveField("Outcome", string(upgradecheck.Reject)), HaveField("Reason", target.reason)))
 		}
 		Consistently(desired(clusters[0])).WithTimeout(time.Second).Should(BeEmpty())
+	})
+
+	It("judge a y-stream target against the update graph of its channel, and hold a cluster that is not Upgradeable", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "minor", 2)
+		inChannel := placeObjectPolicy(ctx, "minor", "minor-in-channel", nextMinor(harness.NextMinorChannel))
+		noChannel := placeObjectPolicy(ctx, "minor", "minor-no-channel", nextMinor(""))
+
+		By("the target's channel lists the edge: proceed; the cluster's channel does not list the target: reject")
+		ok := newCGU("cgu-checks", "minor-in-channel", clusters, 2, inChannel.Name)
+		ok.Spec.UpgradeChecks = &ranv1alpha1.UpgradeChecks{PathValidation: true}
+		fleet.MustCreate(ctx, ok)
+		Eventually(condition(ctx, ok, ranv1alpha1.ConditionUpgradeChecked)).WithTimeout(settle).Should(And(
+			Not(BeNil()), HaveField("Status", metav1.ConditionTrue)))
+		Expect(fleet.Stored(ctx, ok)(Default).Status.UpgradeChecks.Counts).To(Equal(map[string]int{"Proceed": 2}))
+		bad := newCGU("cgu-checks", "minor-no-channel", clusters, 2, noChannel.Name)
+		bad.Spec.UpgradeChecks = &ranv1alpha1.UpgradeChecks{PathValidation: true}
+		fleet.MustCreate(ctx, bad)
+		Eventually(checkOf(ctx, bad, clusters[0])).WithTimeout(settle).Should(And(
+			Not(BeNil()), HaveField("Outcome", string(upgradecheck.Reject)), HaveField("Reason", upgradecheck.ReasonNotInGraph)))
+
+		By("a cluster operator says Upgradeable=False: that cluster is held for the y-stream")
+		Expect(simulator.SetClusterOperatorCondition(clusters[1], "kube-apiserver", configv1.OperatorUpgradeable, configv1.ConditionFalse,
+			"AdminAckRequired", "Kubernetes 1.30 removes APIs this cluster uses")).To(Succeed())
+		Eventually(checkOf(ctx, ok, clusters[1])).WithTimeout(settle).Should(And(
+			Not(BeNil()), HaveField("Outcome", string(upgradecheck.Hold)), HaveField("Reason", upgradecheck.ReasonUpgradeableFalse),
+			HaveField("Message", ContainSubstring("removes APIs"))))
 	})
 })

@@ -53,6 +53,24 @@ func placeVersionPolicy(ctx context.Context, label, version string) *policyv1.Po
 	return p
 }
 
+// nextMinor is the object of a policy updating to harness.NextMinor, in channel unless empty.
+func nextMinor(channel string) map[string]any {
+	obj := world.ClusterVersionUpdated(harness.NextMinor)
+	if channel != "" {
+		obj["spec"].(map[string]any)["channel"] = channel
+	}
+	return obj
+}
+
+// placeObjectPolicy creates an inform policy name with one object template, placed on the
+// fleet label, and waits until the policy reports on a cluster.
+func placeObjectPolicy(ctx context.Context, label, name string, obj map[string]any) *policyv1.Policy {
+	p := world.NewPolicy(policyNS, name, policyv1.Inform, world.ConfigPolicy{Name: name + "-cv", Objects: []map[string]any{obj}})
+	Expect(hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": label}})).To(Succeed())
+	Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).ShouldNot(BeEmpty())
+	return p
+}
+
 // rootCompliance returns each cluster's compliance as the root policy's status shows it.
 func rootCompliance(ctx context.Context, name string) func(Gomega) map[string]policyv1.ComplianceState {
 	return func(g Gomega) map[string]policyv1.ComplianceState {

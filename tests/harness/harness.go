@@ -36,12 +36,20 @@ const (
 )
 
 // The update service of the harness serves Channel, where From updates to To
-// unconditionally, and RiskyChannel, where the same update carries the risk Risk: it
+// unconditionally, NextMinorChannel (below), and RiskyChannel, where the same update carries
+// the risk Risk: it
 // applies to the clusters a spec exposes to it (Env.ExposeToRisk), and is Unknown on those
 // whose evaluation fails (Env.RiskUnknown).
 const (
 	RiskyChannel = "fast-4.16"
 	Risk         = "SRIOVFirmware"
+)
+
+// NextMinorChannel is the channel of the y-stream update From to NextMinor, the only update
+// the harness's update service offers there.
+const (
+	NextMinorChannel = "stable-4.17"
+	NextMinor        = "4.17.0"
 )
 
 // Epoch is when the operator's fake clock starts.
@@ -143,7 +151,11 @@ func updateService() (*graphserver.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return graphserver.New(map[string]*updategraph.Graph{Channel: stable, RiskyChannel: risky})
+	minor, err := graphserver.NewGraph(NextMinorChannel).Edge(From, NextMinor).Build()
+	if err != nil {
+		return nil, err
+	}
+	return graphserver.New(map[string]*updategraph.Graph{Channel: stable, RiskyChannel: risky, NextMinorChannel: minor})
 }
 
 // matchRisk evaluates Risk on a cluster as its Prometheus would.
