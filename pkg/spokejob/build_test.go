@@ -48,6 +48,13 @@ func TestValidate(t *testing.T) {
 		"bad cluster role":    {change: func(j *Job) { j.BindClusterRoles = []string{"a/b"} }, want: `cluster role "a/b": may not contain '/'`},
 		"empty cluster role":  {change: func(j *Job) { j.BindClusterRoles = []string{""} }, want: "empty cluster role name"},
 		"role with colons ok": {change: func(j *Job) { j.BindClusterRoles = []string{"system:monitoring"} }},
+		"host path ok": {change: func(j *Job) {
+			j.HostPaths = []HostPath{{Name: "storage", Path: "/var/lib/containers", MountPath: "/host"}}
+		}},
+		"relative host path": {change: func(j *Job) { j.HostPaths = []HostPath{{Name: "storage", Path: "var", MountPath: "/host"}} },
+			want: `host path volume "storage": path and mount path must be absolute`},
+		"bad host path name": {change: func(j *Job) { j.HostPaths = []HostPath{{Name: "Storage", Path: "/v", MountPath: "/h"}} },
+			want: `host path volume "Storage"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -279,5 +286,48 @@ func TestDeleteActionsAndViews(t *testing.T) {
 		if tc.view.Namespace != j.Cluster || !maps.Equal(tc.view.Labels, wantLabels) {
 			t.Errorf("view %s/%s labels %v", tc.view.Namespace, tc.view.Name, tc.view.Labels)
 		}
+	}
+}
+
+// A privileged Job with an input and host paths mounts them and runs as root; the input is
+// written by a step of its own, replaced on each run.
+func TestPrivilegedJobWithInputAndHostPaths(t *testing.T) {
+	j := testJob()
+	j.Privileged = true
+	j.Input = map[string]string{"spec.json": `{"platformImage":"quay.io/r@sha256:1"}`}
+	j.HostPaths = []HostPath{{Name: "storage", Path: "/var/lib/containers", MountPath: "/host/var/lib/containers"}}
+	pod := j.job().Spec.Template.Spec
+	c := pod.Containers[0]
+	expectPrivileged(t, pod)
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	if mounts["input"] != InputDir || mounts["storage"] != "/host/var/lib/containers" {
+		t.Fatalf("mounts %v, want the input and the host path", mounts)
+	}
+	var input *corev1.ConfigMap
+	for _, s := range j.setupSteps() {
+		if cm, ok := s.object.(*corev1.ConfigMap); ok && s.what == "input" && s.update {
+			input = cm
+		}
+	}
+	if input == nil || input.Name != "health-input" || input.Namespace != Namespace || input.Data["spec.json"] == "" {
+		t.Fatalf("input step %+v, want the ConfigMap health-input with the spec, replaced each run", input)
+	}
+	if restricted := testJob().job().Spec.Template.Spec; restricted.SecurityContext.RunAsNonRoot == nil || len(restricted.Volumes) != 0 {
+		t.Fatalf("a plain Job is no longer restricted: %+v", restricted)
+	}
+}
+
+// expectPrivileged checks a pod runs its container privileged as root.
+func expectPrivileged(t *testing.T, pod corev1.PodSpec) {
+	t.Helper()
+	sc := pod.Containers[0].SecurityContext
+	if sc == nil || sc.Privileged == nil || !*sc.Privileged || sc.RunAsUser == nil || *sc.RunAsUser != 0 {
+		t.Fatalf("container security context %+v, want privileged as root", sc)
+	}
+	if pod.SecurityContext.RunAsNonRoot != nil {
+		t.Fatalf("pod security context %+v, want no runAsNonRoot", pod.SecurityContext)
 	}
 }

@@ -51,6 +51,12 @@ func (j Job) setupSteps() []setupStep {
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: j.clusterRoleName()},
 			}})
 	}
+	if j.Input != nil {
+		steps = append(steps, setupStep{what: "input", update: true, object: &corev1.ConfigMap{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: j.spokeMeta(Namespace, j.inputName()),
+			Data: j.Input,
+		}})
+	}
 	for _, role := range j.BindClusterRoles {
 		steps = append(steps, setupStep{what: "bind-" + role + "-" + RunHash(role)[:6], object: &rbacv1.ClusterRoleBinding{
 			TypeMeta: rbacTypeMeta("ClusterRoleBinding"), ObjectMeta: j.spokeMeta("", j.bindingName(role)), Subjects: subject,
@@ -101,9 +107,33 @@ func (j Job) job() *batchv1.Job {
 	}
 }
 
-// podSpec runs the program once, restricted, as the job's service account; deadline also
-// bounds a pod whose Job was deleted (its pods are orphaned).
+// inputName is the name of the Input ConfigMap.
+func (j Job) inputName() string { return j.Name + "-input" }
+
+// podSpec runs the program once, as the job's service account: restricted, or privileged as
+// root when the Job asks; deadline also bounds a pod whose Job was deleted (its pods are
+// orphaned). The Input ConfigMap and the host paths are mounted.
 func (j Job) podSpec(deadline int64) corev1.PodSpec {
+	spec := j.restrictedPodSpec(deadline)
+	c := &spec.Containers[0]
+	if j.Privileged {
+		spec.SecurityContext = &corev1.PodSecurityContext{}
+		c.SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true), RunAsUser: ptr.To[int64](0)}
+	}
+	if j.Input != nil {
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "input", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: j.inputName()}}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "input", MountPath: InputDir, ReadOnly: true})
+	}
+	for _, h := range j.HostPaths {
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: h.Name, VolumeSource: corev1.VolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: h.Path, Type: ptr.To(corev1.HostPathDirectory)}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: h.Name, MountPath: h.MountPath, ReadOnly: h.ReadOnly})
+	}
+	return spec
+}
+
+func (j Job) restrictedPodSpec(deadline int64) corev1.PodSpec {
 	return corev1.PodSpec{
 		ServiceAccountName:    j.Name,
 		RestartPolicy:         corev1.RestartPolicyNever,

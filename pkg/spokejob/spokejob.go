@@ -92,6 +92,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -162,11 +163,41 @@ type Job struct {
 	BindClusterRoles []string
 	// Deadline is the activeDeadlineSeconds of the Job and its pod (0: DefaultDeadline).
 	Deadline time.Duration
+	// Input, when set, is the data of a ConfigMap "<Name>-input" written for each run and
+	// mounted read-only at InputDir, for example the spec the program carries out.
+	Input map[string]string
+	// HostPaths are directories of the node mounted into the program's container.
+	HostPaths []HostPath
+	// Privileged runs the container privileged as root, as writing to the node's container
+	// storage needs; on OpenShift the service account must then be allowed the privileged
+	// SecurityContextConstraints (a ClusterRule "use" on it).
+	Privileged bool
 }
+
+// HostPath is a directory of the node mounted into the program's container.
+type HostPath struct {
+	// Name names the volume: a DNS label.
+	Name string
+	// Path is the directory on the node; MountPath where the container sees it.
+	Path, MountPath string
+	// ReadOnly mounts it read-only.
+	ReadOnly bool
+}
+
+// InputDir is where the Input ConfigMap is mounted in the program's container.
+const InputDir = "/etc/cgu-operator/input"
 
 // Validate reports what makes j unusable to start.
 func (j Job) Validate() error {
 	errs := j.identityErrors()
+	for _, h := range j.HostPaths {
+		for _, msg := range validation.IsDNS1123Label(h.Name) {
+			errs = append(errs, fmt.Errorf("host path volume %q: %s", h.Name, msg))
+		}
+		if !strings.HasPrefix(h.Path, "/") || !strings.HasPrefix(h.MountPath, "/") {
+			errs = append(errs, fmt.Errorf("host path volume %q: path and mount path must be absolute", h.Name))
+		}
+	}
 	if j.Image == "" {
 		errs = append(errs, errors.New("no image"))
 	}
