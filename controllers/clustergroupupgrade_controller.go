@@ -48,8 +48,11 @@ type ClusterGroupUpgradeReconciler struct {
 	// unless the rollout or the cluster names another update service.
 	Graphs        *updateservice.Client
 	UpdateService string
-	// SpokeImage is the image of the spoke program the health check Jobs run.
+	// SpokeImage is the image of the spoke program the health check and precache Jobs run.
 	SpokeImage string
+	// MaxConcurrentPrecaching caps the clusters pre-caching at once across every
+	// ClusterGroupUpgrade; zero means no cap.
+	MaxConcurrentPrecaching int
 }
 
 // +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades,verbs=get;list;watch;update;patch
@@ -65,6 +68,7 @@ type ClusterGroupUpgradeReconciler struct {
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersets/bind,verbs=create
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworkreplicasets,verbs=get;list
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;update;delete
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=precachingconfigs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=view.open-cluster-management.io,resources=managedclusterviews,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=action.open-cluster-management.io,resources=managedclusteractions,verbs=get;list;watch;create;delete
 
@@ -92,7 +96,7 @@ func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.
 
 	s := newScope(cgu, r.Clock.Now())
 	for _, phase := range []func(context.Context, *scope) error{
-		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherChecks, r.gatherHealth, r.decide,
+		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherPrecache, r.gatherChecks, r.gatherHealth, r.decide,
 		r.applyActions, r.applyRecords, r.applyEnforcement,
 	} {
 		if s.done {

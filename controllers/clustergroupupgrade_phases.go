@@ -71,6 +71,9 @@ type scope struct {
 	// healthPreview are the verdicts of the health check before the rollout starts, shown
 	// in status only.
 	healthPreview map[string]healthVerdict
+	// precache is what pre-caching found before the start, nil without spec.preCaching or
+	// once started.
+	precache *precacheState
 }
 
 func newScope(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) *scope {
@@ -220,6 +223,7 @@ func (r *ClusterGroupUpgradeReconciler) decide(ctx context.Context, s *scope) er
 	f.Gates.Busy, f.Gates.Capacity = r.busy(ctx, s), r.capacity(ctx)
 	f.Gates.Check = healthGate(s, checkGate(s))
 	f.Gates.Verify = verifyGate(s)
+	f.Gates.Precaching = precacheGate(s)
 	s.decision = rollout.Decide(f)
 	s.decided = true
 	s.startedNow = !s.started && !s.decision.Progress.Started.IsZero()

@@ -86,6 +86,7 @@ func computeStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 	}
 	setRolloutConditions(st, d)
 	setCheckStatus(st, s)
+	setPrecacheStatus(st, s)
 }
 
 func setSelectionConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {

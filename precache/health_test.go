@@ -309,7 +309,7 @@ func TestRun(t *testing.T) {
 		wantStderr string
 	}{
 		"no command":      {args: nil, wantCode: 1, wantStderr: "Usage: precache COMMAND"},
-		"unknown command": {args: []string{"pull"}, wantCode: 1, wantStderr: `precache: unknown command "pull"`},
+		"unknown command": {args: []string{"prefetch"}, wantCode: 1, wantStderr: `precache: unknown command "prefetch"`},
 		"help":            {args: []string{"help"}, wantCode: 0, wantStdout: "health   Collect"},
 		"health help":     {args: []string{"health", "-h"}, wantCode: 0, wantStderr: "-configmap"},
 	}

@@ -1,8 +1,11 @@
 // Command precache is the spoke-side program of cgu-operator: the Jobs the operator starts on
-// each managed cluster run it. Its one command so far is health, which collects what the
-// pre-upgrade health check reads and writes it to a ConfigMap for the hub.
+// each managed cluster run it. Its commands: health collects what the pre-upgrade health
+// check reads and writes it to a ConfigMap for the hub; pull pulls the images of a
+// precaching spec into the node's image store and reports a summary.
 //
 //	precache health --namespace NS --configmap NAME --run RUN [--prometheus-url URL] [--token-file F] [--ca-file F]
+//	precache pull --spec FILE --run RUN --store oci:DIR|podman [--authfile F] [--parallel N]
+//	    [--report-namespace NS --report-configmap NAME] [--gc-threshold 85] [--termination-log F]
 package main
 
 import (
@@ -19,6 +22,7 @@ const usage = `Usage: precache COMMAND [FLAGS]
 
 Commands:
   health   Collect the cluster's health for the pre-upgrade check and write it to a ConfigMap.
+  pull     Pull the images of a precaching spec into the node's image store.
 
 Run "precache COMMAND -h" for the flags of a command.
 `
@@ -30,7 +34,8 @@ func main() {
 	os.Exit(code)
 }
 
-// run runs the command args name and returns the exit code: 0 on success, 1 otherwise.
+// run runs the command args name and returns its exit code: 0 on success; for health, 1
+// otherwise; for pull, precache.ExitRetryable or precache.ExitUnrecoverable.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		_, _ = fmt.Fprint(stderr, usage)
@@ -39,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "health":
 		return healthMain(ctx, args[1:], stdout, stderr)
+	case "pull":
+		return pullMain(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		_, _ = fmt.Fprint(stdout, usage)
 		return 0

@@ -15,7 +15,7 @@ const DefaultTimeoutMinutes = 240
 const ClusterDetailLimit = 250
 
 // ApprovalLimit is how many approvals status keeps, the latest ones.
-const ApprovalLimit = 50
+const ApprovalLimit = 20
 
 // MessageLimit bounds status.message and the message of each condition the operator
 // writes; a longer message (say, naming thousands of unknown clusters) is cut and says how
@@ -24,7 +24,7 @@ const MessageLimit = 1024
 
 // CheckDetailLimit bounds the clusters status.upgradeChecks lists by name; kubectl cgu
 // preflight shows every cluster's verdict.
-const CheckDetailLimit = 16
+const CheckDetailLimit = 12
 
 // CheckMessageLimit bounds the message of one cluster's verdict in status.
 const CheckMessageLimit = 512
@@ -521,25 +521,35 @@ type PolicyReference struct {
 }
 
 // PrecachingSpec is what is pre-cached on each cluster: derived from the managed policies,
-// refined by a PreCachingConfig.
+// refined by a PreCachingConfig (pkg/precache bounds it to this schema).
 type PrecachingSpec struct {
 	// PlatformImage is the OpenShift release image to pull.
 	// +optional
+	// +kubebuilder:validation:MaxLength=512
 	PlatformImage string `json:"platformImage,omitempty"`
 	// OperatorsIndexes are the catalog index images operators come from.
 	// +optional
+	// +kubebuilder:validation:MaxItems=10
+	// +kubebuilder:validation:items:MaxLength=512
 	OperatorsIndexes []string `json:"operatorsIndexes,omitempty"`
 	// OperatorsPackagesAndChannels lists "package:channel" entries to pull.
 	// +optional
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:items:MaxLength=128
 	OperatorsPackagesAndChannels []string `json:"operatorsPackagesAndChannels,omitempty"`
 	// ExcludePrecachePatterns drops matching images.
 	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MaxLength=128
 	ExcludePrecachePatterns []string `json:"excludePrecachePatterns,omitempty"`
 	// SpaceRequired is the free space the image store needs, as a quantity ("30Gi").
 	// +optional
+	// +kubebuilder:validation:MaxLength=32
 	SpaceRequired string `json:"spaceRequired,omitempty"`
 	// AdditionalImages are pulled as well.
 	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MaxLength=512
 	AdditionalImages []string `json:"additionalImages,omitempty"`
 }
 
@@ -635,7 +645,7 @@ type ClusterGroupUpgradeStatus struct {
 	// Approvals record the approved batches, the latest ApprovalLimit of them: which, by
 	// whom, when (each one is also an event).
 	// +optional
-	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:MaxItems=20
 	Approvals []BatchApproval `json:"approvals,omitempty"`
 	// PausedAt is when the current pause began, while spec.paused holds the rollout.
 	// +optional
@@ -659,9 +669,9 @@ type UpgradeChecksStatus struct {
 	// +optional
 	Counts map[string]int `json:"counts,omitempty"`
 	// Clusters are the clusters held or rejected, then those that proceed only because
-	// risks were accepted, at most CheckDetailLimit (16); kubectl cgu preflight lists all.
+	// risks were accepted, at most CheckDetailLimit (12); kubectl cgu preflight lists all.
 	// +optional
-	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:MaxItems=12
 	Clusters []ClusterCheck `json:"clusters,omitempty"`
 	// ClustersNotShown is how many such clusters did not fit in clusters.
 	// +optional

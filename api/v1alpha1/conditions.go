@@ -84,6 +84,12 @@ const (
 	ReasonPartiallyDone = "PartiallyDone"
 	// ReasonPrecachingFailed (PrecachingSucceeded=False): every cluster failed to pre-cache.
 	ReasonPrecachingFailed = "Failed"
+	// ReasonPrecachingInProgress (Progressing=False, state NotStarted): an enabled rollout
+	// waits for pre-caching to end on every cluster before it starts.
+	ReasonPrecachingInProgress = "PrecachingInProgress"
+	// ReasonPrecachingFailedEverywhere (Progressing=False, state CannotStart): pre-caching
+	// failed or timed out on every cluster, so no cluster is left to upgrade.
+	ReasonPrecachingFailedEverywhere = "PrecachingFailed"
 
 	// ReasonNotEnabled (Progressing=False): spec.enable is false.
 	ReasonNotEnabled = "NotEnabled"

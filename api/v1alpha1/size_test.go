@@ -48,15 +48,23 @@ func largestStatus(clusters, policies int) ClusterGroupUpgradeStatus {
 		Precaching: &PrecachingStatus{
 			Spec: &PrecachingSpec{
 				PlatformImage:                strings.Repeat("i", 512),
-				OperatorsIndexes:             []string{strings.Repeat("i", 512), strings.Repeat("j", 512)},
+				OperatorsIndexes:             make([]string, 10),
 				OperatorsPackagesAndChannels: make([]string, 50),
-				SpaceRequired:                "100Gi",
+				ExcludePrecachePatterns:      make([]string, 20),
+				AdditionalImages:             make([]string, 20),
+				SpaceRequired:                strings.Repeat("9", 32),
 			},
 			Counts: map[string]int{"NotStarted": clusters, "Starting": clusters, "Active": clusters, "Succeeded": clusters, "Timeout": clusters, "Failed": clusters},
 		},
 	}
-	for i := range st.Precaching.Spec.OperatorsPackagesAndChannels {
-		st.Precaching.Spec.OperatorsPackagesAndChannels[i] = name(i, 120)
+	spec := st.Precaching.Spec
+	for _, l := range []struct {
+		items  []string
+		length int
+	}{{spec.OperatorsIndexes, 512}, {spec.OperatorsPackagesAndChannels, 128}, {spec.ExcludePrecachePatterns, 128}, {spec.AdditionalImages, 512}} {
+		for i := range l.items {
+			l.items[i] = name(i, l.length)
+		}
 	}
 	for _, t := range []string{ConditionClustersSelected, ConditionValidated, ConditionPrecacheSpecValid, ConditionPrecachingSucceeded, ConditionProgressing, ConditionSucceeded, ConditionUpgradeChecked} {
 		st.Conditions = append(st.Conditions, metav1.Condition{

@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
@@ -46,7 +48,9 @@ type PreflightCluster struct {
 	// or the reason it is not healthy (ClusterOperatorsUnhealthy, CriticalAlertsFiring, ...);
 	// once started, BeforeStart: the check runs again when the cluster's batch starts.
 	Health string `json:"health"`
-	// Precache is Off without spec.preCaching, else the cluster's precache state.
+	// Precache is Off without spec.preCaching, else the cluster's precache state
+	// (NotStarted, Starting, Active, Succeeded, Timeout, Failed), Unknown while the
+	// precache spec is not valid.
 	Precache string `json:"precache"`
 }
 
@@ -196,7 +200,11 @@ func (o *preflightOptions) clusters(ctx context.Context, c client.Client, cgu *r
 				pc.Health = health
 			}
 			if cgu.Spec.PreCaching {
-				pc.Precache = precacheUnknown
+				state, err := precacheState(ctx, c, cgu, cl.Name)
+				if err != nil {
+					return nil, err
+				}
+				pc.Precache = state
 			}
 			if out.PathValidation {
 				v, err := checks.Judge(ctx, cl.Name)
@@ -209,6 +217,21 @@ func (o *preflightOptions) clusters(ctx context.Context, c client.Client, cgu *r
 		}
 	}
 	return list, nil
+}
+
+// precacheState is where a cluster's pre-caching stands, as the operator's precache Job of
+// the spec status shows reports it; Unknown before the operator derived a valid spec.
+func precacheState(ctx context.Context, c client.Client, cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string) (string, error) {
+	p := cgu.Status.Precaching
+	if p == nil || p.Spec == nil || !meta.IsStatusConditionTrue(cgu.Status.Conditions, ranv1alpha1.ConditionPrecacheSpecValid) {
+		return precacheUnknown, nil
+	}
+	obs, err := preview.PrecacheObservation(ctx, spokejob.Runner{Client: c}, preview.PrecacheJob(cgu, cluster, *p.Spec, ""))
+	if err != nil {
+		return "", err
+	}
+	state, _ := precache.Of(obs)
+	return string(state), nil
 }
 
 // previewHealth is what the operator's health check before the start found on a cluster:

@@ -163,12 +163,13 @@ func setupControllers(mgr manager.Manager, opts Options, viewsServed, actionsSer
 	r := &controllers.ClusterGroupUpgradeReconciler{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Clock: clk,
 		Recorder: mgr.GetEventRecorder("cgu-operator"), Metrics: metrics.Default(),
-		MaxClustersInProgress: opts.MaxClustersInProgress,
-		ViewsServed:           viewsServed,
-		ActionsServed:         actionsServed,
-		Graphs:                &updateservice.Client{HTTP: &http.Client{Timeout: graphTimeout}, Clock: clk},
-		UpdateService:         opts.UpdateService,
-		SpokeImage:            opts.SpokeImage,
+		MaxClustersInProgress:   opts.MaxClustersInProgress,
+		ViewsServed:             viewsServed,
+		ActionsServed:           actionsServed,
+		Graphs:                  &updateservice.Client{HTTP: &http.Client{Timeout: graphTimeout}, Clock: clk},
+		UpdateService:           opts.UpdateService,
+		SpokeImage:              opts.SpokeImage,
+		MaxConcurrentPrecaching: opts.MaxConcurrentPrecaching,
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)

@@ -38,6 +38,9 @@ type Options struct {
 	// UpdateService is the graph API of the update service that y-stream upgrade checks
 	// read when neither the ClusterGroupUpgrade nor the cluster's spec.upstream names one.
 	UpdateService string
+	// MaxConcurrentPrecaching caps the clusters pre-caching at once across every
+	// ClusterGroupUpgrade of the hub; zero means no cap.
+	MaxConcurrentPrecaching int
 	// SpokeImage is the image of the spoke program (precache/), which the health checks
 	// and the precache Jobs run on managed clusters.
 	SpokeImage string
@@ -58,16 +61,17 @@ const DefaultSpokeImage = "quay.io/cgu-operator/cgu-operator-precache:latest"
 // DefaultOptions returns the production defaults.
 func DefaultOptions() Options {
 	return Options{
-		MetricsAddr:      ":8443",
-		SecureMetrics:    true,
-		ProbeAddr:        ":8081",
-		LeaderElect:      true,
-		QPS:              50,
-		Burst:            100,
-		Workers:          4,
-		UpdateService:    updateservice.DefaultURL,
-		SpokeImage:       DefaultSpokeImage,
-		GracefulShutdown: 30 * time.Second,
+		MetricsAddr:             ":8443",
+		SecureMetrics:           true,
+		ProbeAddr:               ":8081",
+		LeaderElect:             true,
+		QPS:                     50,
+		Burst:                   100,
+		Workers:                 4,
+		UpdateService:           updateservice.DefaultURL,
+		SpokeImage:              DefaultSpokeImage,
+		MaxConcurrentPrecaching: 100,
+		GracefulShutdown:        30 * time.Second,
 	}
 }
 
@@ -99,6 +103,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Clusters under remediation at once across every ClusterGroupUpgrade of the hub; 0 means no cap.")
 	fs.StringVar(&o.UpdateService, "update-service", o.UpdateService,
 		"Graph API of the update service for y-stream upgrade checks, when neither the ClusterGroupUpgrade nor the cluster's ClusterVersion spec.upstream names one.")
+	fs.IntVar(&o.MaxConcurrentPrecaching, "max-concurrent-precaching", o.MaxConcurrentPrecaching,
+		"Clusters pre-caching at once across every ClusterGroupUpgrade of the hub; 0 means no cap.")
 	fs.StringVar(&o.SpokeImage, "spoke-image", o.SpokeImage,
 		"Image of the spoke program that health check and precache Jobs run on managed clusters.")
 	fs.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", o.GracefulShutdown,
@@ -118,6 +124,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("max-clusters-in-progress must not be negative, got %d", o.MaxClustersInProgress)
 	case !validURL(o.UpdateService):
 		return fmt.Errorf("update-service must be an http or https URL, got %q", o.UpdateService)
+	case o.MaxConcurrentPrecaching < 0:
+		return fmt.Errorf("max-concurrent-precaching must not be negative, got %d", o.MaxConcurrentPrecaching)
 	case o.SpokeImage == "":
 		return fmt.Errorf("spoke-image must not be empty")
 	case o.GracefulShutdown < 0:

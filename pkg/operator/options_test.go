@@ -37,13 +37,14 @@ func TestFlags(t *testing.T) {
 	o, err := parse("--leader-elect=false", "--metrics-secure=false", "--metrics-bind-address=0",
 		"--kube-api-qps=12.5", "--kube-api-burst=30", "--workers=8", "--graceful-shutdown-timeout=5s", "--max-clusters-in-progress=200",
 		"--leader-election-namespace=cgu", "--update-service=http://osus.hub.example.com/api/upgrades_info/v1/graph",
-		"--spoke-image=registry.example.com/spoke:1")
+		"--spoke-image=registry.example.com/spoke:1", "--max-concurrent-precaching=20")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Options{MetricsAddr: "0", ProbeAddr: ":8081", LeaderElectionNamespace: "cgu",
 		QPS: 12.5, Burst: 30, Workers: 8, GracefulShutdown: 5 * time.Second, MaxClustersInProgress: 200,
-		UpdateService: "http://osus.hub.example.com/api/upgrades_info/v1/graph", SpokeImage: "registry.example.com/spoke:1"}
+		UpdateService: "http://osus.hub.example.com/api/upgrades_info/v1/graph", SpokeImage: "registry.example.com/spoke:1",
+		MaxConcurrentPrecaching: 20}
 	if o != want {
 		t.Errorf("got %+v, want %+v", o, want)
 	}
@@ -54,14 +55,15 @@ func TestInvalidOptions(t *testing.T) {
 		args []string
 		want string
 	}{
-		"zero qps":          {[]string{"--kube-api-qps=0"}, "must be a positive number"},
-		"qps not a number":  {[]string{"--kube-api-qps=fast"}, "must be a positive number"},
-		"zero burst":        {[]string{"--kube-api-burst=0"}, "kube-api-burst must be at least 1"},
-		"no workers":        {[]string{"--workers=0"}, "workers must be at least 1"},
-		"negative shutdown": {[]string{"--graceful-shutdown-timeout=-1s"}, "must not be negative"},
-		"negative cap":      {[]string{"--max-clusters-in-progress=-1"}, "max-clusters-in-progress must not be negative, got -1"},
-		"no spoke image":    {[]string{"--spoke-image="}, "spoke-image must not be empty"},
-		"update service":    {[]string{"--update-service=osus.example.com"}, `update-service must be an http or https URL, got "osus.example.com"`},
+		"zero qps":              {[]string{"--kube-api-qps=0"}, "must be a positive number"},
+		"qps not a number":      {[]string{"--kube-api-qps=fast"}, "must be a positive number"},
+		"zero burst":            {[]string{"--kube-api-burst=0"}, "kube-api-burst must be at least 1"},
+		"no workers":            {[]string{"--workers=0"}, "workers must be at least 1"},
+		"negative shutdown":     {[]string{"--graceful-shutdown-timeout=-1s"}, "must not be negative"},
+		"negative cap":          {[]string{"--max-clusters-in-progress=-1"}, "max-clusters-in-progress must not be negative, got -1"},
+		"no spoke image":        {[]string{"--spoke-image="}, "spoke-image must not be empty"},
+		"negative precache cap": {[]string{"--max-concurrent-precaching=-1"}, "max-concurrent-precaching must not be negative"},
+		"update service":        {[]string{"--update-service=osus.example.com"}, `update-service must be an http or https URL, got "osus.example.com"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -124,3 +124,22 @@ func chunk(clusters []string, size int) []Batch {
 	}
 	return batches
 }
+
+// Without returns the plan less the dropped clusters: each batch keeps its other clusters,
+// in order, and a batch left empty goes. Clusters that failed to pre-cache leave a plan
+// this way before it is frozen.
+func (p Plan) Without(drop map[string]bool) Plan {
+	out := Plan{SkippedCompliant: p.SkippedCompliant}
+	for _, b := range p.Batches {
+		var kept []string
+		for _, c := range b.Clusters {
+			if !drop[c] {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) > 0 {
+			out.Batches = append(out.Batches, Batch{Canary: b.Canary, Clusters: kept})
+		}
+	}
+	return out
+}

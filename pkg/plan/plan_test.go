@@ -175,3 +175,15 @@ func TestBatchesDoNotShareBackingArrays(t *testing.T) {
 		t.Fatalf("appending to one batch changed the next: %v", p.Batches[1].Clusters)
 	}
 }
+
+func TestWithout(t *testing.T) {
+	p := Plan{Batches: []Batch{{Canary: true, Clusters: []string{"c"}}, {Clusters: []string{"a", "b"}}, {Clusters: []string{"d"}}},
+		SkippedCompliant: []string{"z"}}
+	got := p.Without(set("c", "b"))
+	if render(got) != render(Plan{Batches: []Batch{{Clusters: []string{"a"}}, {Clusters: []string{"d"}}}, SkippedCompliant: []string{"z"}}) {
+		t.Fatalf("got %s, want the canary batch gone and b dropped from its batch", render(got))
+	}
+	if render(p.Without(nil)) != render(p) {
+		t.Fatalf("dropping nothing changed the plan: %s", render(p.Without(nil)))
+	}
+}

@@ -45,6 +45,9 @@ type Gates struct {
 	// Capacity is how many more clusters may start now under the hub-wide cap on clusters
 	// under remediation; nil means no cap.
 	Capacity *int
+	// Precaching says, while pre-caching has not ended on every cluster, how far it got: the
+	// rollout does not start meanwhile. "" when there is nothing to wait for.
+	Precaching string
 	// Verify returns the health check of a cluster that completed its policies, nil when
 	// there is none: such a cluster stays InProgress (reason Verifying) until the check
 	// answers; healthy completes it, unhealthy fails it. At its deadline it times out.
@@ -144,6 +147,9 @@ func gate(f Facts, next int) (*Wait, time.Time) {
 	g := f.Gates
 	n := next + 1
 	switch {
+	case next == 0 && g.Precaching != "":
+		return &Wait{Reason: ranv1alpha1.ReasonPrecachingInProgress, Batch: 1,
+			Message: "Waits for pre-caching to end before it starts: " + g.Precaching}, time.Time{}
 	case g.Paused:
 		return &Wait{Reason: ranv1alpha1.ReasonPaused, Batch: n,
 			Message: fmt.Sprintf("Paused before batch %d: set spec.paused to false to resume", n)}, time.Time{}

@@ -251,3 +251,14 @@ func TestHubCapacity(t *testing.T) {
 		t.Fatalf("got %s, want TimedOut", d.State)
 	}
 }
+
+func TestStartWaitsForPrecaching(t *testing.T) {
+	fl := gatedFleet(t, twoBatches(), 1)
+	fl.f.Gates = Gates{Precaching: "1 of 2 clusters done"}
+	d := fl.decide(0)
+	if d.State != ranv1alpha1.StateNotStarted || d.Reason != ranv1alpha1.ReasonPrecachingInProgress || !strings.Contains(d.Message, "1 of 2") {
+		t.Fatalf("got %s/%s %q, want NotStarted waiting for pre-caching", d.State, d.Reason, d.Message)
+	}
+	fl.f.Gates = Gates{}
+	fl.expect(fl.decide(time.Minute), ranv1alpha1.StateNotCompleted, 0, "Batch 1 of 2")
+}

@@ -225,28 +225,45 @@ type State struct {
 	Failed string
 	// Waiting is why there is no report yet, for messages.
 	Waiting string
+	// Requested is true once the Job of this run was asked for (or is seen); Running while
+	// the Job of this run has started and not finished.
+	Requested, Running bool
+	// FailedReason is the reason of the Failed condition of the Job of this run, for
+	// example DeadlineExceeded or BackoffLimitExceeded.
+	FailedReason string
+	// Progress is the report ConfigMap as the view shows it while the Job of this run runs:
+	// a program that reports as it goes writes it early. Callers check its run.
+	Progress *corev1.ConfigMap
 }
 
 // state reads where j's run stands from what the hub shows.
 func state(j Job, f facts) State {
 	if f.ownJob(j) {
-		return ownJobState(f)
+		st := ownJobState(f)
+		st.Requested = true
+		return st
 	}
+	requested := f.requested == RunHash(j.Run)
 	if msg := actionFailure(j, f); msg != "" {
-		return State{Failed: msg}
+		return State{Failed: msg, Requested: requested}
 	}
-	return State{Waiting: waitingFor(j, f)}
+	return State{Waiting: waitingFor(j, f), Requested: requested}
 }
 
 func ownJobState(f facts) State {
 	if c := jobCondition(f.jobObj, batchv1.JobFailed); c != nil {
-		return State{Failed: fmt.Sprintf("its Job failed (%s): %s", c.Reason, c.Message)}
+		return State{Failed: fmt.Sprintf("its Job failed (%s): %s", c.Reason, c.Message), FailedReason: c.Reason}
 	}
 	if jobCondition(f.jobObj, batchv1.JobComplete) == nil {
 		if f.jobObj.Status.StartTime == nil {
 			return State{Waiting: "its Job has not started yet"}
 		}
-		return State{Waiting: "its Job is running"}
+		st := State{Waiting: "its Job is running", Running: true}
+		if f.report.shown == present {
+			st.Progress = f.reportObj.DeepCopy()
+			st.Progress.ManagedFields = nil
+		}
+		return st
 	}
 	switch f.report.shown {
 	case present:

@@ -238,18 +238,21 @@ func TestState(t *testing.T) {
 		actions             []actionv1beta1.ManagedClusterAction
 		want                State
 	}{
-		"no views":            {want: State{Waiting: "the view of its Job does not exist yet"}},
-		"views unanswered":    {jobView: j.jobView(), want: State{Waiting: "its agent has not answered the view of its Job yet"}},
-		"Job being prepared":  {jobView: notFound(j.jobView()), want: State{Waiting: "its Job is being prepared"}},
-		"Job being created":   {jobView: recorded(notFound(j.jobView()), j.Run, ""), want: State{Waiting: "its Job is being created"}},
-		"Job of another run":  {jobView: showing(j.jobView(), spokeJob(other.Run, "job-0")), want: State{Waiting: "the Job of another run is being replaced"}},
-		"Job not started":     {jobView: showing(j.jobView(), spokeJob(j.Run, "job-1")), want: State{Waiting: "its Job has not started yet"}},
-		"Job running":         {jobView: showing(j.jobView(), started), want: State{Waiting: "its Job is running"}},
-		"Job failed":          {jobView: showing(j.jobView(), failedJob), want: State{Failed: "its Job failed (BackoffLimitExceeded): Job has reached the specified backoff limit"}},
-		"report unanswered":   {jobView: showing(j.jobView(), succeeded), reportView: j.reportView(), want: State{Waiting: "its Job succeeded; its agent has not answered the view of its report yet"}},
-		"report not visible":  {jobView: showing(j.jobView(), succeeded), reportView: notFound(j.reportView()), want: State{Waiting: "its Job succeeded; its report is not visible yet"}},
-		"report":              {jobView: showing(j.jobView(), succeeded), reportView: showing(j.reportView(), report("cm-1")), want: State{Report: report("cm-1")}},
-		"report without view": {jobView: showing(j.jobView(), succeeded), want: State{Waiting: "its Job succeeded; the view of its report does not exist"}},
+		"no views":           {want: State{Waiting: "the view of its Job does not exist yet"}},
+		"views unanswered":   {jobView: j.jobView(), want: State{Waiting: "its agent has not answered the view of its Job yet"}},
+		"Job being prepared": {jobView: notFound(j.jobView()), want: State{Waiting: "its Job is being prepared"}},
+		"Job being created":  {jobView: recorded(notFound(j.jobView()), j.Run, ""), want: State{Waiting: "its Job is being created", Requested: true}},
+		"Job of another run": {jobView: showing(j.jobView(), spokeJob(other.Run, "job-0")), want: State{Waiting: "the Job of another run is being replaced"}},
+		"Job not started":    {jobView: showing(j.jobView(), spokeJob(j.Run, "job-1")), want: State{Waiting: "its Job has not started yet", Requested: true}},
+		"Job running":        {jobView: showing(j.jobView(), started), want: State{Waiting: "its Job is running", Requested: true, Running: true}},
+		"Job running, reporting": {jobView: showing(j.jobView(), started), reportView: showing(j.reportView(), report("cm-1")),
+			want: State{Waiting: "its Job is running", Requested: true, Running: true, Progress: report("cm-1")}},
+		"Job failed": {jobView: showing(j.jobView(), failedJob), want: State{Failed: "its Job failed (BackoffLimitExceeded): Job has reached the specified backoff limit",
+			Requested: true, FailedReason: "BackoffLimitExceeded"}},
+		"report unanswered":   {jobView: showing(j.jobView(), succeeded), reportView: j.reportView(), want: State{Waiting: "its Job succeeded; its agent has not answered the view of its report yet", Requested: true}},
+		"report not visible":  {jobView: showing(j.jobView(), succeeded), reportView: notFound(j.reportView()), want: State{Waiting: "its Job succeeded; its report is not visible yet", Requested: true}},
+		"report":              {jobView: showing(j.jobView(), succeeded), reportView: showing(j.reportView(), report("cm-1")), want: State{Report: report("cm-1"), Requested: true}},
+		"report without view": {jobView: showing(j.jobView(), succeeded), want: State{Waiting: "its Job succeeded; the view of its report does not exist", Requested: true}},
 		"unreadable Job": {
 			jobView: func() *viewv1beta1.ManagedClusterView {
 				v := notFound(j.jobView())

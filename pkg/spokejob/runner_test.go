@@ -195,7 +195,8 @@ var _ = Describe("Spoke jobs", func() {
 			g.Expect(err).NotTo(HaveOccurred())
 			return s
 		}).WithTimeout(timeout + 10*time.Second).Should(Equal(spokejob.State{
-			Failed: "its Job failed (BackoffLimitExceeded): Job has reached the specified backoff limit",
+			Failed:    "its Job failed (BackoffLimitExceeded): Job has reached the specified backoff limit",
+			Requested: true, FailedReason: "BackoffLimitExceeded",
 		}))
 		Expect(programs.ran(cluster)).To(Equal([]string{"run-1", "run-1"}))
 	})
@@ -257,7 +258,7 @@ var _ = Describe("Spoke jobs", func() {
 		Expect(counting.count()).To(BeEmpty())
 		s, err := r.Read(ctx, j)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(s).To(Equal(spokejob.State{Waiting: "its Job is running"}))
+		Expect(s).To(Equal(spokejob.State{Waiting: "its Job is running", Requested: true, Running: true}))
 
 		close(release)
 		untilReport(ctx, r, j)

@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
-	"sigs.k8s.io/yaml"
+
+	"github.com/cgu-operator/cgu-operator/pkg/policyobjects"
 )
 
 // The kinds of object a Target can come from.
@@ -20,13 +21,10 @@ const (
 )
 
 const (
-	configPolicyKind       = "ConfigurationPolicy"
-	clusterVersionGroup    = "config.openshift.io"
-	upgradeConfigGroup     = "upgrade.managed.openshift.io"
-	clusterVersionName     = "version"
-	templateDelimiter      = "{{"
-	complianceMustHave     = "musthave"
-	complianceMustOnlyHave = "mustonlyhave"
+	clusterVersionGroup = "config.openshift.io"
+	upgradeConfigGroup  = "upgrade.managed.openshift.io"
+	clusterVersionName  = "version"
+	templateDelimiter   = policyobjects.TemplateDelimiter
 )
 
 // Target is one upgrade a policy asks of the clusters it is placed on.
@@ -58,120 +56,23 @@ func Targets(p *policyv1.Policy) ([]Target, error) {
 		return nil, nil
 	}
 	var out []Target
-	for i, tmpl := range p.Spec.PolicyTemplates {
-		raw, err := templateJSON(tmpl)
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: policy-templates[%d]: %w", p.Name, i, err)
-		}
-		found, err := templateTargets(raw)
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: policy-templates[%d]: %w", p.Name, i, err)
-		}
-		for _, t := range found {
-			t.Policy = p.Name
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// templateJSON returns the JSON of a policy template's objectDefinition, nil when it has none.
-func templateJSON(tmpl *policyv1.PolicyTemplate) ([]byte, error) {
-	switch {
-	case tmpl == nil:
-		return nil, nil
-	case len(tmpl.ObjectDefinition.Raw) > 0:
-		return tmpl.ObjectDefinition.Raw, nil
-	case tmpl.ObjectDefinition.Object != nil:
-		return json.Marshal(tmpl.ObjectDefinition.Object)
-	}
-	return nil, nil
-}
-
-// configurationPolicy is what Targets reads of a policy template.
-type configurationPolicy struct {
-	Kind string `json:"kind"`
-	Spec *struct {
-		ObjectTemplates    []objectTemplate `json:"object-templates"`
-		ObjectTemplatesRaw string           `json:"object-templates-raw"`
-	} `json:"spec"`
-}
-
-// objectTemplate is one entry of a ConfigurationPolicy's object-templates.
-type objectTemplate struct {
-	ComplianceType   string         `json:"complianceType"`
-	ObjectDefinition map[string]any `json:"objectDefinition"`
-}
-
-// templateTargets reads the targets of one policy template's objectDefinition.
-func templateTargets(raw []byte) ([]Target, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	var head struct {
-		Kind string `json:"kind"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, fmt.Errorf("decoding objectDefinition: %w", err)
-	}
-	if head.Kind != configPolicyKind {
-		return nil, nil
-	}
-	var cp configurationPolicy
-	if err := json.Unmarshal(raw, &cp); err != nil {
-		return nil, fmt.Errorf("decoding ConfigurationPolicy: %w", err)
-	}
-	if cp.Spec == nil {
-		return nil, nil
-	}
-	if strings.TrimSpace(cp.Spec.ObjectTemplatesRaw) != "" {
-		return rawTemplateTargets(cp.Spec.ObjectTemplatesRaw)
-	}
-	return objectTemplateTargets(cp.Spec.ObjectTemplates, "object-templates")
-}
-
-// rawTemplateTargets reads object-templates-raw: YAML with the shape of object-templates,
-// or, when it holds templates, text that only tells which kinds it may produce.
-func rawTemplateTargets(raw string) ([]Target, error) {
-	if strings.Contains(raw, templateDelimiter) {
-		var out []Target
-		for _, kind := range []string{KindClusterVersion, KindUpgradeConfig} {
-			if strings.Contains(raw, kind) {
-				out = append(out, Target{Kind: kind, Templated: true})
+	err := policyobjects.Read(p, policyobjects.Visitor{
+		Object: func(obj map[string]any) error {
+			t, ok, err := objectTarget(obj)
+			if ok {
+				t.Policy = p.Name
+				out = append(out, t)
 			}
-		}
-		return out, nil
-	}
-	var templates []objectTemplate
-	if err := yaml.Unmarshal([]byte(raw), &templates); err != nil {
-		return nil, fmt.Errorf("decoding object-templates-raw: %w", err)
-	}
-	return objectTemplateTargets(templates, "object-templates-raw")
-}
-
-// objectTemplateTargets reads the targets of object templates; field names the list in errors.
-func objectTemplateTargets(templates []objectTemplate, field string) ([]Target, error) {
-	var out []Target
-	for j, ot := range templates {
-		if !wanted(ot.ComplianceType) || ot.ObjectDefinition == nil {
-			continue
-		}
-		t, ok, err := objectTarget(ot.ObjectDefinition)
-		if err != nil {
-			return nil, fmt.Errorf("%s[%d]: %w", field, j, err)
-		}
-		if ok {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// wanted reports whether an object template asks for its object to exist.
-func wanted(complianceType string) bool {
-	return complianceType == "" ||
-		strings.EqualFold(complianceType, complianceMustHave) ||
-		strings.EqualFold(complianceType, complianceMustOnlyHave)
+			return err
+		},
+		Templated: func(raw string) error {
+			for _, kind := range policyobjects.KindsIn(raw, KindClusterVersion, KindUpgradeConfig) {
+				out = append(out, Target{Policy: p.Name, Kind: kind, Templated: true})
+			}
+			return nil
+		},
+	})
+	return out, err
 }
 
 // objectTarget returns the target an object definition sets, if it is one of the known kinds.

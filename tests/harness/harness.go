@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -63,6 +64,9 @@ type Env struct {
 	Clock *clocktesting.FakeClock
 	// Graphs is the update service the spokes and the operator read.
 	Graphs *graphserver.Server
+	// precacheDir holds, per simulated cluster, the OCI layout that stands for its container
+	// storage (PrecacheStore).
+	precacheDir string
 
 	mu sync.Mutex
 	// risk says how Risk evaluates on a cluster: true applies, false does not, absent
@@ -103,12 +107,16 @@ func startWith(ctx context.Context, log logr.Logger, configure func(*operator.Op
 
 func (e *Env) start(ctx context.Context, log logr.Logger, configure func(*operator.Options), configureSim func(*sim.Options)) error {
 	var err error
+	if e.precacheDir, err = os.MkdirTemp("", "cgu-precache-"); err != nil {
+		return err
+	}
 	if e.Graphs, err = updateService(); err != nil {
 		return err
 	}
 	e.Hub.Go(func(ctx context.Context) {
 		<-ctx.Done()
 		e.Graphs.Close()
+		_ = os.RemoveAll(e.precacheDir)
 	})
 	updates := sim.GraphUpdates(e.Graphs.URL(), e.matchRisk)
 	simOpts := sim.Options{Logger: log, Updates: updates, JobRunner: e.runSpokeProgram}

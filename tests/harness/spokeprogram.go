@@ -2,36 +2,57 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/precache"
+	"github.com/cgu-operator/cgu-operator/pkg/precache/pull"
 	"github.com/cgu-operator/cgu-operator/pkg/spokehealth"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
 )
 
-// runSpokeProgram plays the pod of a spoke Job that runs the spoke program (precache/): its
+// runSpokeProgram plays the pod of a spoke Job that runs the spoke program (precache/). Its
 // health command collects with spokehealth.Collect, as the real one does, from what the
 // simulated spoke holds (its ClusterOperators, ClusterVersion and firing alerts), and writes
-// the report ConfigMap on the spoke. A Job running anything else succeeds at once.
+// the report ConfigMap on the spoke. Its pull command runs the real pull.Run on the spec the
+// Job's input ConfigMap holds, from the registries the spec names, into an OCI layout
+// directory standing for the node's container storage, and reports as the program does. A
+// Job running anything else succeeds at once.
 func (e *Env) runSpokeProgram(ctx context.Context, cluster string, job *batchv1.Job) sim.JobResult {
 	containers := job.Spec.Template.Spec.Containers
-	if len(containers) == 0 || len(containers[0].Args) == 0 || containers[0].Args[0] != "health" {
+	if len(containers) == 0 || len(containers[0].Args) == 0 {
 		return sim.JobSucceeded("")
 	}
+	switch containers[0].Args[0] {
+	case "health":
+		return e.runHealth(ctx, cluster, containers[0].Args[1:])
+	case "pull":
+		return e.runPrecache(ctx, cluster, job, containers[0].Args[1:])
+	}
+	return sim.JobSucceeded("")
+}
+
+// runHealth plays precache health.
+func (e *Env) runHealth(ctx context.Context, cluster string, args []string) sim.JobResult {
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	namespace, name, run := fs.String("namespace", "", ""), fs.String("configmap", "", ""), fs.String("run", "", "")
-	if err := fs.Parse(containers[0].Args[1:]); err != nil || *namespace == "" || *name == "" || *run == "" {
-		return sim.JobFailed(fmt.Sprintf("precache health: bad flags %q", containers[0].Args))
+	if err := fs.Parse(args); err != nil || *namespace == "" || *name == "" || *run == "" {
+		return sim.JobFailed(fmt.Sprintf("precache health: bad flags %q", args))
 	}
 	report := spokehealth.Collect(ctx, simSource{sim: e.Sim, cluster: cluster}, *run, time.Now())
 	cm, err := spokehealth.ToConfigMap(*namespace, *name, report)
@@ -104,4 +125,74 @@ func (s simSource) Alerts(context.Context) ([]spokehealth.Alert, error) {
 		out = append(out, spokehealth.Alert{Name: a.Name, Severity: a.Severity, State: "firing"})
 	}
 	return out, nil
+}
+
+// runPrecache plays precache pull: the spec comes from the Job's input ConfigMap on the
+// spoke, the images from the registries it names (tests run them in-process), and the node's
+// container storage is an OCI layout directory per cluster (PrecacheStore).
+func (e *Env) runPrecache(ctx context.Context, cluster string, job *batchv1.Job, args []string) sim.JobResult {
+	fs := flag.NewFlagSet("pull", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.String("spec", "", "")
+	fs.String("store", "", "")
+	run, namespace, name := fs.String("run", "", ""), fs.String("report-namespace", "", ""), fs.String("report-configmap", "", "")
+	if err := fs.Parse(args); err != nil || *run == "" {
+		return sim.JobFailed(fmt.Sprintf("precache pull: bad flags %q", args))
+	}
+	spec, err := e.precacheSpec(cluster, job)
+	if err != nil {
+		return sim.JobResult{ExitCode: precache.ExitUnrecoverable, Message: "precache pull: " + err.Error()}
+	}
+	store, err := pull.NewOCILayout(e.PrecacheStore(cluster))
+	if err != nil {
+		return sim.JobFailed("precache pull: " + err.Error())
+	}
+	report := func(s precache.Summary) {
+		if *namespace != "" && *name != "" {
+			_ = e.writeSummary(cluster, *namespace, *name, s)
+		}
+	}
+	opts := pull.Options{Run: *run, Source: pull.Remote{}, Backoff: func(int) time.Duration { return 10 * time.Millisecond }}
+	s := pull.Run(ctx, spec, store, opts, report)
+	report(s)
+	message, _ := json.Marshal(s)
+	result := sim.JobResult{Message: string(message)}
+	switch pull.ExitCode(s) {
+	case precache.ExitOK:
+	case precache.ExitRetryable:
+		result.ExitCode = precache.ExitRetryable
+	default:
+		result.ExitCode = precache.ExitUnrecoverable
+	}
+	return result
+}
+
+// PrecacheStore is the directory that stands for a simulated cluster's container storage.
+func (e *Env) PrecacheStore(cluster string) string {
+	return filepath.Join(e.precacheDir, cluster)
+}
+
+// precacheSpec reads the spec a precache Job carries in its input ConfigMap.
+func (e *Env) precacheSpec(cluster string, job *batchv1.Job) (ranv1alpha1.PrecachingSpec, error) {
+	var spec ranv1alpha1.PrecachingSpec
+	obj, err := e.Sim.Object(cluster, corev1.SchemeGroupVersion.WithKind("ConfigMap"), job.Namespace, job.Name+"-input")
+	if err != nil {
+		return spec, fmt.Errorf("reading the input of Job %s: %w", job.Name, err)
+	}
+	data, _, _ := unstructured.NestedString(obj.Object, "data", "spec.json")
+	if err := json.Unmarshal([]byte(data), &spec); err != nil {
+		return spec, fmt.Errorf("decoding the spec of Job %s: %w", job.Name, err)
+	}
+	return spec, nil
+}
+
+// writeSummary writes a precache summary to its report ConfigMap on the spoke.
+func (e *Env) writeSummary(cluster, namespace, name string, s precache.Summary) error {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Data: map[string]string{precache.SummaryKey: string(data)}}
+	return e.Sim.Mutate(cluster, func(objects configpolicy.Store) error { return upsertConfigMap(objects, cm) })
 }

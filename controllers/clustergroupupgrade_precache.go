@@ -1,0 +1,217 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/precache"
+	"github.com/cgu-operator/cgu-operator/pkg/preview"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
+)
+
+// precacheState is what the pre-caching of a rollout found this reconcile.
+type precacheState struct {
+	// result is the derived spec and its validity.
+	result precache.Result
+	// states are each planned cluster's precache state; reasons say why a cluster failed.
+	states  map[string]precache.State
+	reasons map[string]string
+}
+
+// gatherPrecache pre-caches, before the rollout starts and whatever spec.enable says, what
+// the upgrade needs on every planned cluster: it derives the spec, reads where each
+// cluster's precache Job stands, and starts Jobs under the fleet-wide cap.
+func (r *ClusterGroupUpgradeReconciler) gatherPrecache(ctx context.Context, s *scope) error {
+	if !s.cgu.Spec.PreCaching || s.started || s.selectProblem != nil || s.invalid != nil {
+		return nil
+	}
+	cfg, err := r.precachingConfig(ctx, s.cgu)
+	if err != nil {
+		return err
+	}
+	st := &precacheState{states: map[string]precache.State{}, reasons: map[string]string{}}
+	s.precache = st
+	if cfg.missing != "" {
+		st.result = precache.Result{Reason: ranv1alpha1.ReasonPrecacheSpecIncomplete, Message: cfg.missing}
+		return nil
+	}
+	st.result = precache.Derive(precache.Input{Policies: s.roots, Config: cfg.spec, Graph: r.precacheGraph(ctx, s)})
+	if !st.result.Valid {
+		return nil
+	}
+	order := allClusters(s.plan)
+	if err := r.precacheClusters(ctx, s, st, order); err != nil {
+		return err
+	}
+	leavePlan(s, st, order)
+	return nil
+}
+
+// leavePlan takes the clusters whose pre-caching failed or timed out out of the plan once
+// every cluster's pre-caching ended; when none is left, the rollout cannot start.
+func leavePlan(s *scope, st *precacheState, order []string) {
+	if _, reason, _ := precache.Condition(st.states); reason == ranv1alpha1.ReasonInProgress {
+		return
+	}
+	leaving := precache.Leaving(order, st.states)
+	if len(leaving) == 0 {
+		return
+	}
+	if len(leaving) == len(order) {
+		s.invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonPrecachingFailedEverywhere,
+			Message: fmt.Sprintf("Pre-caching failed or timed out on all %d clusters; none is left to upgrade", len(order))}
+		return
+	}
+	drop := make(map[string]bool, len(leaving))
+	for _, c := range leaving {
+		drop[c] = true
+	}
+	s.plan = s.plan.Without(drop)
+}
+
+// precacheClusters reads each planned cluster's state and starts the Jobs the cap allows.
+func (r *ClusterGroupUpgradeReconciler) precacheClusters(ctx context.Context, s *scope, st *precacheState, order []string) error {
+	runner := spokejob.Runner{Client: r.Client}
+	jobs := make(map[string]spokejob.Job, len(order))
+	running := 0
+	for _, c := range order {
+		jobs[c] = preview.PrecacheJob(s.cgu, c, st.result.Spec, r.SpokeImage)
+		obs, err := preview.PrecacheObservation(ctx, runner, jobs[c])
+		if err != nil {
+			return err
+		}
+		st.states[c], st.reasons[c] = precache.Of(obs)
+		if st.states[c] == precache.Starting || st.states[c] == precache.Active {
+			running++
+		}
+	}
+	elsewhere, err := r.precachingElsewhere(ctx, s.cgu)
+	if err != nil {
+		return err
+	}
+	for _, c := range precache.ToStart(order, st.states, running+elsewhere, r.MaxConcurrentPrecaching) {
+		st.states[c] = precache.Starting
+	}
+	for _, c := range order {
+		if st.states[c] != precache.Starting {
+			continue
+		}
+		if err := runner.Start(ctx, jobs[c]); err != nil {
+			return fmt.Errorf("starting the precache Job on %s: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// precachingElsewhere counts the clusters other rollouts of the hub are pre-caching, as
+// their status shows, for the fleet-wide cap.
+func (r *ClusterGroupUpgradeReconciler) precachingElsewhere(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) (int, error) {
+	if r.MaxConcurrentPrecaching <= 0 {
+		return 0, nil
+	}
+	var list ranv1alpha1.ClusterGroupUpgradeList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return 0, fmt.Errorf("listing rollouts for the precache cap: %w", err)
+	}
+	n := 0
+	for _, other := range list.Items {
+		if other.UID == cgu.UID || other.Status.Precaching == nil {
+			continue
+		}
+		n += other.Status.Precaching.Counts[string(precache.Starting)] + other.Status.Precaching.Counts[string(precache.Active)]
+	}
+	return n, nil
+}
+
+// precacheConfig is the referenced PreCachingConfig's spec, or why it is missing.
+type precacheConfig struct {
+	spec    *ranv1alpha1.PreCachingConfigSpec
+	missing string
+}
+
+func (r *ClusterGroupUpgradeReconciler) precachingConfig(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) (precacheConfig, error) {
+	ref := cgu.Spec.PreCachingConfigRef
+	if ref.Name == "" {
+		return precacheConfig{}, nil
+	}
+	namespace := ref.Namespace
+	if namespace == "" {
+		namespace = cgu.Namespace
+	}
+	pc := &ranv1alpha1.PreCachingConfig{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, pc)
+	switch {
+	case apierrors.IsNotFound(err):
+		return precacheConfig{missing: fmt.Sprintf("PreCachingConfig %s/%s named by spec.preCachingConfigRef does not exist", namespace, ref.Name)}, nil
+	case err != nil:
+		return precacheConfig{}, fmt.Errorf("reading PreCachingConfig %s/%s: %w", namespace, ref.Name, err)
+	}
+	return precacheConfig{spec: &pc.Spec}, nil
+}
+
+// precacheGraph resolves a release version to its image through the update service the
+// upgrade checks use.
+func (r *ClusterGroupUpgradeReconciler) precacheGraph(ctx context.Context, s *scope) func(string) *updategraph.Graph {
+	url := r.UpdateService
+	if uc := s.cgu.Spec.UpgradeChecks; uc != nil && uc.UpdateService != "" {
+		url = uc.UpdateService
+	}
+	return func(channel string) *updategraph.Graph {
+		g, err := r.Graphs.Graph(ctx, url, channel, "")
+		if err != nil {
+			return nil
+		}
+		return g
+	}
+}
+
+// precacheGate is what the start waits for while pre-caching has not ended, "" otherwise.
+func precacheGate(s *scope) string {
+	st := s.precache
+	if st == nil {
+		return ""
+	}
+	if !st.result.Valid {
+		return "the precache spec is not valid: " + st.result.Message
+	}
+	_, reason, message := precache.Condition(st.states)
+	if reason == ranv1alpha1.ReasonInProgress {
+		return message
+	}
+	return ""
+}
+
+// setPrecacheStatus writes status.precaching and the PrecacheSpecValid and
+// PrecachingSucceeded conditions; once the rollout started they keep what they showed.
+func setPrecacheStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
+	if !s.cgu.Spec.PreCaching {
+		st.Precaching = nil
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecacheSpecValid)
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecachingSucceeded)
+		return
+	}
+	p := s.precache
+	if p == nil {
+		return
+	}
+	gen := s.cgu.Generation
+	spec := p.result.Spec
+	st.Precaching = &ranv1alpha1.PrecachingStatus{Spec: &spec}
+	if !p.result.Valid {
+		setCondition(st, gen, ranv1alpha1.ConditionPrecacheSpecValid, metav1.ConditionFalse, p.result.Reason, p.result.Message)
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecachingSucceeded)
+		return
+	}
+	setCondition(st, gen, ranv1alpha1.ConditionPrecacheSpecValid, metav1.ConditionTrue, p.result.Reason, p.result.Message)
+	st.Precaching.Counts = precache.Counts(p.states)
+	status, reason, message := precache.Condition(p.states)
+	setCondition(st, gen, ranv1alpha1.ConditionPrecachingSucceeded, status, reason, message)
+}

@@ -1,0 +1,107 @@
+package controllers_test
+
+import (
+	"os"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/precache/pull"
+	"github.com/cgu-operator/cgu-operator/pkg/precache/pull/pulltest"
+)
+
+// preCachingConfig creates a PreCachingConfig whose overrides name the fixture's release,
+// index and operators, and its additional image.
+func preCachingConfig(ctx SpecContext, namespace, name string, f *pulltest.Fixture) ranv1alpha1.PreCachingConfigCR {
+	spec := f.Spec()
+	pc := &ranv1alpha1.PreCachingConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: ranv1alpha1.PreCachingConfigSpec{
+			Overrides: ranv1alpha1.PrecacheOverrides{PlatformImage: spec.PlatformImage, OperatorsIndexes: spec.OperatorsIndexes,
+				OperatorsPackagesAndChannels: spec.OperatorsPackagesAndChannels},
+			AdditionalImages: spec.AdditionalImages, SpaceRequired: "1Mi",
+		},
+	}
+	Expect(hub.Client.Create(ctx, pc)).To(Succeed())
+	return ranv1alpha1.PreCachingConfigCR{Name: name, Namespace: namespace}
+}
+
+// cached returns the images a simulated cluster's container storage holds.
+func cached(cluster string) func(Gomega) []string {
+	return func(g Gomega) []string {
+		store, err := pull.NewOCILayout(fleet.PrecacheStore(cluster))
+		g.Expect(err).NotTo(HaveOccurred())
+		refs, err := store.Refs()
+		g.Expect(err).NotTo(HaveOccurred())
+		return refs
+	}
+}
+
+// breakStore makes a simulated cluster's container storage unwritable, so that its precache
+// Job fails.
+func breakStore(cluster string) {
+	Expect(os.WriteFile(fleet.PrecacheStore(cluster), []byte("not a directory"), 0o600)).To(Succeed())
+}
+
+var _ = Describe("Pre-caching", func() {
+	It("pulls what the upgrade needs on every cluster before enable; a cluster that failed leaves the plan", func(ctx SpecContext) {
+		f := pulltest.NewFixture(GinkgoT())
+		clusters := joinFleet(ctx, "precache", 3)
+		p := placeUpgradePolicy(ctx, "precache", 3)
+		breakStore(clusters[2])
+
+		cgu := newCGU("cgu-precache", "upgrade", clusters, 3, p.Name)
+		cgu.Spec.PreCaching = true
+		fleet.MustCreate(ctx, cgu)
+		cgu.Spec.PreCachingConfigRef = preCachingConfig(ctx, cgu.Namespace, "precache-config", f)
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.PreCachingConfigRef = cgu.Spec.PreCachingConfigRef })
+
+		By("the spec comes from the PreCachingConfig; the program runs on each cluster while the rollout is not enabled")
+		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)).WithTimeout(settle).Should(And(
+			Not(BeNil()), HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ranv1alpha1.ReasonPartiallyDone)))
+		stored := fleet.Stored(ctx, cgu)(Default)
+		Expect(stored.Status.State).To(Equal(ranv1alpha1.StateNotStarted))
+		Expect(stored.Status.Precaching.Spec.PlatformImage).To(Equal(f.Release))
+		Expect(stored.Status.Precaching.Counts).To(And(HaveKeyWithValue("Succeeded", 2), HaveKeyWithValue("Failed", 1)))
+		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecacheSpecValid)(Default)).To(HaveField("Status", metav1.ConditionTrue))
+		for _, c := range clusters[:2] {
+			Expect(cached(c)(Default)).To(ConsistOf(f.Want()), "the release payload, the operators and the extra image of %s", c)
+		}
+		Expect(desired(clusters[0])(Default)).To(BeEmpty(), "pre-caching enforces nothing")
+		code, out := kubectlCGU(ctx, "preflight", cgu.Name, "-n", cgu.Namespace)
+		Expect(code).To(BeZero(), out)
+		Expect(out).To(And(MatchRegexp(clusters[0]+`\s.*\sSucceeded\n`), MatchRegexp(clusters[2]+`\s.*\sFailed\n`)))
+
+		By("enabled, the rollout leaves the cluster that failed out of its plan")
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Enable = ptr.To(true) })
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+		final := fleet.Stored(ctx, cgu)(Default)
+		Expect(final.Status.Counts.Total).To(Equal(2))
+		Expect(version(clusters[0])(Default)).To(Equal(to))
+		Expect(desired(clusters[2])(Default)).To(BeEmpty())
+	})
+
+	It("cannot start when pre-caching failed on every cluster", func(ctx SpecContext) {
+		f := pulltest.NewFixture(GinkgoT())
+		clusters := joinFleet(ctx, "precache-fail", 2)
+		p := placeUpgradePolicy(ctx, "precache-fail", 2)
+		for _, c := range clusters {
+			breakStore(c)
+		}
+		cgu := newCGU("cgu-precache", "all-fail", clusters, 2, p.Name)
+		cgu.Spec.PreCaching = true
+		cgu.Spec.Enable = ptr.To(true)
+		fleet.MustCreate(ctx, cgu)
+		cgu.Spec.PreCachingConfigRef = preCachingConfig(ctx, cgu.Namespace, "all-fail-config", f)
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.PreCachingConfigRef = cgu.Spec.PreCachingConfigRef })
+
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
+			HaveField("Status.State", ranv1alpha1.StateCannotStart),
+			HaveField("Status.Message", ContainSubstring("Pre-caching failed or timed out on all 2 clusters")),
+		))
+		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)(Default)).To(HaveField("Reason", ranv1alpha1.ReasonPrecachingFailed))
+	})
+})

@@ -1,0 +1,79 @@
+package preview
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/precache"
+	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+)
+
+// precacheDeadline bounds a precache Job: an SNO on a slow link pulls a release payload and
+// its operators in well under two hours, or something is wrong.
+const precacheDeadline = 2 * time.Hour
+
+// precacheRules let the precache program run privileged on OpenShift.
+var precacheRules = []rbacv1.PolicyRule{{
+	APIGroups: []string{"security.openshift.io"}, Resources: []string{"securitycontextconstraints"},
+	ResourceNames: []string{"privileged"}, Verbs: []string{"use"},
+}}
+
+// precacheHostPaths are what the program reads and writes on the node: the container
+// storage CRI-O reads images from and the run root whose locks CRI-O shares, the containers
+// configuration (registries, mirrors, policy), and the kubelet's pull secret
+// (precache/README.md says why).
+var precacheHostPaths = []spokejob.HostPath{
+	{Name: "containers-storage", Path: "/var/lib/containers", MountPath: "/var/lib/containers"},
+	{Name: "containers-run", Path: "/run/containers/storage", MountPath: "/run/containers/storage"},
+	{Name: "containers-config", Path: "/etc/containers", MountPath: "/etc/containers", ReadOnly: true},
+	{Name: "kubelet", Path: "/var/lib/kubelet", MountPath: "/var/lib/kubelet", ReadOnly: true},
+}
+
+// PrecacheJob is the spoke job that pre-caches spec on a cluster, running image (only
+// starting it needs one); its run is named after the spec, so that a changed spec runs again.
+func PrecacheJob(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string, spec ranv1alpha1.PrecachingSpec, image string) spokejob.Job {
+	data, _ := json.Marshal(spec) // a struct of strings always encodes
+	sum := sha256.Sum256(data)
+	run := "precache-" + hex.EncodeToString(sum[:])[:12]
+	name := names.Safe(spokejob.MaxNameLength, "cgu-precache", cgu.Namespace, cgu.Name)
+	return spokejob.Job{
+		Cluster: cluster, Owner: policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}, Name: name, Run: run, Image: image,
+		Args: []string{"pull", "--spec", spokejob.InputDir + "/spec.json", "--run", run, "--store", "podman",
+			"--report-namespace", spokejob.Namespace, "--report-configmap", name},
+		Input:        map[string]string{"spec.json": string(data)},
+		HostPaths:    precacheHostPaths,
+		Privileged:   true,
+		ClusterRules: precacheRules,
+		Deadline:     precacheDeadline,
+	}
+}
+
+// PrecacheObservation reads what the hub sees of a cluster's precache Job.
+func PrecacheObservation(ctx context.Context, runner spokejob.Runner, job spokejob.Job) (precache.Observation, error) {
+	st, err := runner.Read(ctx, job)
+	if err != nil {
+		return precache.Observation{}, fmt.Errorf("reading the precache Job of %s: %w", job.Cluster, err)
+	}
+	obs := precache.Observation{Requested: st.Requested, Running: st.Running, Failed: st.Failed,
+		DeadlineExceeded: st.FailedReason == "DeadlineExceeded"}
+	report := st.Report
+	if report == nil {
+		report = st.Progress
+	}
+	if report != nil {
+		var sum precache.Summary
+		if json.Unmarshal([]byte(report.Data[precache.SummaryKey]), &sum) == nil && sum.Run == job.Run {
+			obs.Summary = &sum
+		}
+	}
+	return obs, nil
+}
