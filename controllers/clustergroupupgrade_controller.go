@@ -53,6 +53,8 @@ type ClusterGroupUpgradeReconciler struct {
 	// MaxConcurrentPrecaching caps the clusters pre-caching at once across every
 	// ClusterGroupUpgrade; zero means no cap.
 	MaxConcurrentPrecaching int
+	// PrecacheTimeout bounds each cluster's precache Job.
+	PrecacheTimeout time.Duration
 }
 
 // +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades,verbs=get;list;watch;update;patch

@@ -83,7 +83,7 @@ func (r *ClusterGroupUpgradeReconciler) precacheClusters(ctx context.Context, s 
 	jobs := make(map[string]spokejob.Job, len(order))
 	running := 0
 	for _, c := range order {
-		jobs[c] = preview.PrecacheJob(s.cgu, c, st.result.Spec, r.SpokeImage)
+		jobs[c] = preview.PrecacheJob(s.cgu, c, st.result.Spec, r.SpokeImage, r.PrecacheTimeout)
 		obs, err := preview.PrecacheObservation(ctx, runner, jobs[c])
 		if err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/precache/pull"
 	"github.com/cgu-operator/cgu-operator/pkg/precache/pull/pulltest"
+	"github.com/cgu-operator/cgu-operator/tests/harness"
 )
 
 // preCachingConfig creates a PreCachingConfig whose overrides name the fixture's release,
@@ -82,6 +83,48 @@ var _ = Describe("Pre-caching", func() {
 		Expect(final.Status.Counts.Total).To(Equal(2))
 		Expect(version(clusters[0])(Default)).To(Equal(to))
 		Expect(desired(clusters[2])(Default)).To(BeEmpty())
+	})
+
+	It("completes on every cluster, then the enabled rollout starts on all of them", func(ctx SpecContext) {
+		f := pulltest.NewFixture(GinkgoT())
+		clusters := joinFleet(ctx, "precache-all", 2)
+		p := placeUpgradePolicy(ctx, "precache-all", 2)
+		cgu := newCGU("cgu-precache", "all", clusters, 1, p.Name)
+		cgu.Spec.PreCaching = true
+		cgu.Spec.Enable = ptr.To(true)
+		fleet.MustCreate(ctx, cgu)
+		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionPrecacheSpecValid)).WithTimeout(settle).Should(And(
+			Not(BeNil()), HaveField("Status", metav1.ConditionFalse)), "the policy's release is not in the test registry: no valid spec without a config")
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.State).To(Equal(ranv1alpha1.StateNotStarted), "an enabled rollout waits for pre-caching")
+
+		cgu.Spec.PreCachingConfigRef = preCachingConfig(ctx, cgu.Namespace, "all-config", f)
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.PreCachingConfigRef = cgu.Spec.PreCachingConfigRef })
+		Eventually(state(ctx, cgu)).WithTimeout(2 * settle).Should(Equal(ranv1alpha1.StateCompleted))
+		final := fleet.Stored(ctx, cgu)(Default)
+		Expect(final.Status.Counts.Total).To(Equal(2))
+		Expect(final.Status.Precaching.Counts).To(HaveKeyWithValue("Succeeded", 2))
+		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)(Default)).To(HaveField("Reason", ranv1alpha1.ReasonPrecachingCompleted))
+		for _, c := range clusters {
+			Expect(cached(c)(Default)).To(ConsistOf(f.Want()))
+		}
+	})
+
+	It("times a cluster out when its Job runs past --precache-timeout; the others complete", func(ctx SpecContext) {
+		f := pulltest.NewFixture(GinkgoT())
+		clusters := joinFleet(ctx, "precache-slow", 2)
+		p := placeUpgradePolicy(ctx, "precache-slow", 2)
+		fleet.StallPrecache(clusters[1])
+		cgu := newCGU("cgu-precache", "slow", clusters, 2, p.Name)
+		cgu.Spec.PreCaching = true
+		fleet.MustCreate(ctx, cgu)
+		cgu.Spec.PreCachingConfigRef = preCachingConfig(ctx, cgu.Namespace, "slow-config", f)
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.PreCachingConfigRef = cgu.Spec.PreCachingConfigRef })
+
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(
+			HaveField("Status.Precaching.Counts", And(HaveKeyWithValue("Succeeded", 1), HaveKeyWithValue("Active", 1))))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(harness.PrecacheTimeout + settle).Should(
+			HaveField("Status.Precaching.Counts", And(HaveKeyWithValue("Succeeded", 1), HaveKeyWithValue("Timeout", 1))))
+		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)(Default)).To(HaveField("Reason", ranv1alpha1.ReasonPartiallyDone))
 	})
 
 	It("cannot start when pre-caching failed on every cluster", func(ctx SpecContext) {

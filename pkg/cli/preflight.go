@@ -226,7 +226,7 @@ func precacheState(ctx context.Context, c client.Client, cgu *ranv1alpha1.Cluste
 	if p == nil || p.Spec == nil || !meta.IsStatusConditionTrue(cgu.Status.Conditions, ranv1alpha1.ConditionPrecacheSpecValid) {
 		return precacheUnknown, nil
 	}
-	obs, err := preview.PrecacheObservation(ctx, spokejob.Runner{Client: c}, preview.PrecacheJob(cgu, cluster, *p.Spec, ""))
+	obs, err := preview.PrecacheObservation(ctx, spokejob.Runner{Client: c}, preview.PrecacheJob(cgu, cluster, *p.Spec, "", 0))
 	if err != nil {
 		return "", err
 	}

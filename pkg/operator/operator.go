@@ -170,6 +170,7 @@ func setupControllers(mgr manager.Manager, opts Options, viewsServed, actionsSer
 		UpdateService:           opts.UpdateService,
 		SpokeImage:              opts.SpokeImage,
 		MaxConcurrentPrecaching: opts.MaxConcurrentPrecaching,
+		PrecacheTimeout:         opts.PrecacheTimeout,
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)

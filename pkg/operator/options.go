@@ -41,6 +41,9 @@ type Options struct {
 	// MaxConcurrentPrecaching caps the clusters pre-caching at once across every
 	// ClusterGroupUpgrade of the hub; zero means no cap.
 	MaxConcurrentPrecaching int
+	// PrecacheTimeout bounds each cluster's precache Job; past it the cluster's pre-caching
+	// times out.
+	PrecacheTimeout time.Duration
 	// SpokeImage is the image of the spoke program (precache/), which the health checks
 	// and the precache Jobs run on managed clusters.
 	SpokeImage string
@@ -71,6 +74,7 @@ func DefaultOptions() Options {
 		UpdateService:           updateservice.DefaultURL,
 		SpokeImage:              DefaultSpokeImage,
 		MaxConcurrentPrecaching: 100,
+		PrecacheTimeout:         2 * time.Hour,
 		GracefulShutdown:        30 * time.Second,
 	}
 }
@@ -105,6 +109,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Graph API of the update service for y-stream upgrade checks, when neither the ClusterGroupUpgrade nor the cluster's ClusterVersion spec.upstream names one.")
 	fs.IntVar(&o.MaxConcurrentPrecaching, "max-concurrent-precaching", o.MaxConcurrentPrecaching,
 		"Clusters pre-caching at once across every ClusterGroupUpgrade of the hub; 0 means no cap.")
+	fs.DurationVar(&o.PrecacheTimeout, "precache-timeout", o.PrecacheTimeout,
+		"How long each cluster's precache Job may run before its pre-caching times out.")
 	fs.StringVar(&o.SpokeImage, "spoke-image", o.SpokeImage,
 		"Image of the spoke program that health check and precache Jobs run on managed clusters.")
 	fs.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", o.GracefulShutdown,
@@ -126,6 +132,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("update-service must be an http or https URL, got %q", o.UpdateService)
 	case o.MaxConcurrentPrecaching < 0:
 		return fmt.Errorf("max-concurrent-precaching must not be negative, got %d", o.MaxConcurrentPrecaching)
+	case o.PrecacheTimeout <= 0:
+		return fmt.Errorf("precache-timeout must be positive, got %s", o.PrecacheTimeout)
 	case o.SpokeImage == "":
 		return fmt.Errorf("spoke-image must not be empty")
 	case o.GracefulShutdown < 0:

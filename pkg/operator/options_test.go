@@ -37,14 +37,14 @@ func TestFlags(t *testing.T) {
 	o, err := parse("--leader-elect=false", "--metrics-secure=false", "--metrics-bind-address=0",
 		"--kube-api-qps=12.5", "--kube-api-burst=30", "--workers=8", "--graceful-shutdown-timeout=5s", "--max-clusters-in-progress=200",
 		"--leader-election-namespace=cgu", "--update-service=http://osus.hub.example.com/api/upgrades_info/v1/graph",
-		"--spoke-image=registry.example.com/spoke:1", "--max-concurrent-precaching=20")
+		"--spoke-image=registry.example.com/spoke:1", "--max-concurrent-precaching=20", "--precache-timeout=90m")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Options{MetricsAddr: "0", ProbeAddr: ":8081", LeaderElectionNamespace: "cgu",
 		QPS: 12.5, Burst: 30, Workers: 8, GracefulShutdown: 5 * time.Second, MaxClustersInProgress: 200,
 		UpdateService: "http://osus.hub.example.com/api/upgrades_info/v1/graph", SpokeImage: "registry.example.com/spoke:1",
-		MaxConcurrentPrecaching: 20}
+		MaxConcurrentPrecaching: 20, PrecacheTimeout: 90 * time.Minute}
 	if o != want {
 		t.Errorf("got %+v, want %+v", o, want)
 	}
@@ -62,6 +62,7 @@ func TestInvalidOptions(t *testing.T) {
 		"negative shutdown":     {[]string{"--graceful-shutdown-timeout=-1s"}, "must not be negative"},
 		"negative cap":          {[]string{"--max-clusters-in-progress=-1"}, "max-clusters-in-progress must not be negative, got -1"},
 		"no spoke image":        {[]string{"--spoke-image="}, "spoke-image must not be empty"},
+		"zero precache timeout": {[]string{"--precache-timeout=0s"}, "precache-timeout must be positive"},
 		"negative precache cap": {[]string{"--max-concurrent-precaching=-1"}, "max-concurrent-precaching must not be negative"},
 		"update service":        {[]string{"--update-service=osus.example.com"}, `update-service must be an http or https URL, got "osus.example.com"`},
 	}

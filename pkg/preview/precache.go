@@ -17,10 +17,6 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 )
 
-// precacheDeadline bounds a precache Job: an SNO on a slow link pulls a release payload and
-// its operators in well under two hours, or something is wrong.
-const precacheDeadline = 2 * time.Hour
-
 // precacheRules let the precache program run privileged on OpenShift.
 var precacheRules = []rbacv1.PolicyRule{{
 	APIGroups: []string{"security.openshift.io"}, Resources: []string{"securitycontextconstraints"},
@@ -39,8 +35,9 @@ var precacheHostPaths = []spokejob.HostPath{
 }
 
 // PrecacheJob is the spoke job that pre-caches spec on a cluster, running image (only
-// starting it needs one); its run is named after the spec, so that a changed spec runs again.
-func PrecacheJob(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string, spec ranv1alpha1.PrecachingSpec, image string) spokejob.Job {
+// starting it needs one) for at most deadline; its run is named after the spec, so that a
+// changed spec runs again.
+func PrecacheJob(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string, spec ranv1alpha1.PrecachingSpec, image string, deadline time.Duration) spokejob.Job {
 	data, _ := json.Marshal(spec) // a struct of strings always encodes
 	sum := sha256.Sum256(data)
 	run := "precache-" + hex.EncodeToString(sum[:])[:12]
@@ -53,7 +50,7 @@ func PrecacheJob(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string, spec ranv
 		HostPaths:    precacheHostPaths,
 		Privileged:   true,
 		ClusterRules: precacheRules,
-		Deadline:     precacheDeadline,
+		Deadline:     deadline,
 	}
 }
 

@@ -53,6 +53,10 @@ const (
 	NextMinor        = "4.17.0"
 )
 
+// PrecacheTimeout is the operator's --precache-timeout on the harness: the precache Jobs of
+// the simulated spokes, which run on real time, take a second or two.
+const PrecacheTimeout = 20 * time.Second
+
 // Epoch is when the operator's fake clock starts.
 var Epoch = time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
 
@@ -72,6 +76,8 @@ type Env struct {
 	// risk says how Risk evaluates on a cluster: true applies, false does not, absent
 	// fails (Unknown).
 	risk map[string]bool
+	// stalledPrecache are the clusters whose precache program hangs (StallPrecache).
+	stalledPrecache map[string]bool
 }
 
 // Start starts the hub, the simulator and the operator (leader election, metrics and probes
@@ -98,7 +104,7 @@ func startWith(ctx context.Context, log logr.Logger, configure func(*operator.Op
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Hub: hub, Clock: clocktesting.NewFakeClock(Epoch), risk: map[string]bool{}}
+	e := &Env{Hub: hub, Clock: clocktesting.NewFakeClock(Epoch), risk: map[string]bool{}, stalledPrecache: map[string]bool{}}
 	if err := e.start(ctx, log, configure, configureSim); err != nil {
 		return nil, errors.Join(err, hub.Stop())
 	}
@@ -133,6 +139,7 @@ func (e *Env) start(ctx context.Context, log logr.Logger, configure func(*operat
 	opts.LeaderElect, opts.MetricsAddr, opts.ProbeAddr, opts.Clock = false, "0", "0", e.Clock
 	opts.QPS, opts.Burst = 500, 1000
 	opts.UpdateService = e.Graphs.URL()
+	opts.PrecacheTimeout = PrecacheTimeout
 	if configure != nil {
 		configure(&opts)
 	}

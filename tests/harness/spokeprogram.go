@@ -139,6 +139,10 @@ func (e *Env) runPrecache(ctx context.Context, cluster string, job *batchv1.Job,
 	if err := fs.Parse(args); err != nil || *run == "" {
 		return sim.JobFailed(fmt.Sprintf("precache pull: bad flags %q", args))
 	}
+	if e.precacheStalled(cluster) {
+		<-ctx.Done() // the Job's deadline, or its deletion, ends the pod
+		return sim.JobFailed("precache pull: stopped")
+	}
 	spec, err := e.precacheSpec(cluster, job)
 	if err != nil {
 		return sim.JobResult{ExitCode: precache.ExitUnrecoverable, Message: "precache pull: " + err.Error()}
@@ -195,4 +199,17 @@ func (e *Env) writeSummary(cluster, namespace, name string, s precache.Summary) 
 	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Data: map[string]string{precache.SummaryKey: string(data)}}
 	return e.Sim.Mutate(cluster, func(objects configpolicy.Store) error { return upsertConfigMap(objects, cm) })
+}
+
+// StallPrecache makes the precache program of a cluster hang until its Job's deadline.
+func (e *Env) StallPrecache(cluster string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stalledPrecache[cluster] = true
+}
+
+func (e *Env) precacheStalled(cluster string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stalledPrecache[cluster]
 }
