@@ -7,8 +7,11 @@ SHELL := /usr/bin/env bash -o pipefail
 # Images built by docker-build and docker-build-precache and deployed by deploy.
 IMG ?= quay.io/cgu-operator/cgu-operator:latest
 PRECACHE_IMG ?= quay.io/cgu-operator/cgu-operator-precache:latest
-# Version written into the OLM bundle.
+# Version written into the OLM bundle, its channels, and the samples shown as its examples.
 VERSION ?= 0.1.0
+BUNDLE_CHANNELS ?= stable
+BUNDLE_DEFAULT_CHANNEL ?= stable
+BUNDLE_EXAMPLES ?= samples/clustergroupupgrade-minimal.yaml samples/clustergroupupgrade-precache.yaml
 
 KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker
@@ -151,9 +154,11 @@ undeploy: $(KUSTOMIZE) ## Remove the operator from the cluster in $KUBECONFIG.
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found -f -
 
 .PHONY: bundle
-bundle: manifests $(KUSTOMIZE) ## Write the OLM bundle's manifests (the CRDs) into bundle/manifests.
-	rm -rf bundle/manifests && mkdir -p bundle/manifests
-	$(KUSTOMIZE) build config/crd -o bundle/manifests
+bundle: manifests $(KUSTOMIZE) ## Write the OLM bundle (bundle/, bundle.Dockerfile) for VERSION, IMG and PRECACHE_IMG.
+	$(KUSTOMIZE) build config/default | go run ./hack/bundle --version=$(VERSION) --image=$(IMG) \
+		--spoke-image=$(PRECACHE_IMG) --channels=$(BUNDLE_CHANNELS) --default-channel=$(BUNDLE_DEFAULT_CHANNEL) \
+		--base=config/manifests/bases/cgu-operator.clusterserviceversion.yaml \
+		--examples="$(BUNDLE_EXAMPLES)" --out=bundle --dockerfile=bundle.Dockerfile
 
 ##@ Tools
 
