@@ -46,11 +46,13 @@ func PrecacheJob(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string, spec ranv
 		Cluster: cluster, Owner: policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}, Name: name, Run: run, Image: image,
 		Args: []string{"pull", "--spec", spokejob.InputDir + "/spec.json", "--run", run, "--store", "podman",
 			"--report-namespace", spokejob.Namespace, "--report-configmap", name},
-		Input:        map[string]string{"spec.json": string(data)},
-		HostPaths:    precacheHostPaths,
-		Privileged:   true,
-		ClusterRules: precacheRules,
-		Deadline:     deadline,
+		Input:      map[string]string{"spec.json": string(data)},
+		HostPaths:  precacheHostPaths,
+		Privileged: true,
+		// An unrecoverable failure (a missing image, too little space) is not retried.
+		FailOnExitCodes: []int32{precache.ExitUnrecoverable},
+		ClusterRules:    precacheRules,
+		Deadline:        deadline,
 	}
 }
 

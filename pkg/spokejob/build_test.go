@@ -331,3 +331,18 @@ func expectPrivileged(t *testing.T, pod corev1.PodSpec) {
 		t.Fatalf("pod security context %+v, want no runAsNonRoot", pod.SecurityContext)
 	}
 }
+
+// Exit codes that say another attempt cannot succeed fail the Job at once; disruptions are
+// still ignored.
+func TestFailOnExitCodes(t *testing.T) {
+	j := testJob()
+	if rules := j.job().Spec.PodFailurePolicy.Rules; len(rules) != 1 || rules[0].Action != batchv1.PodFailurePolicyActionIgnore {
+		t.Fatalf("pod failure policy %+v, want disruptions ignored only", rules)
+	}
+	j.FailOnExitCodes = []int32{3}
+	rules := j.job().Spec.PodFailurePolicy.Rules
+	if len(rules) != 2 || rules[1].Action != batchv1.PodFailurePolicyActionFailJob || rules[1].OnExitCodes == nil ||
+		rules[1].OnExitCodes.Values[0] != 3 || *rules[1].OnExitCodes.ContainerName != j.Name {
+		t.Fatalf("pod failure policy %+v, want exit code 3 failing the Job", rules)
+	}
+}

@@ -95,10 +95,7 @@ func (j Job) job() *batchv1.Job {
 			BackoffLimit:            ptr.To[int32](backoffLimit),
 			ActiveDeadlineSeconds:   ptr.To(deadline),
 			TTLSecondsAfterFinished: ptr.To[int32](finishedTTL),
-			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
-				Action:          batchv1.PodFailurePolicyActionIgnore,
-				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
-			}}},
+			PodFailurePolicy:        j.podFailurePolicy(),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: j.jobLabels(), Annotations: map[string]string{AnnotationRun: j.Run}},
 				Spec:       j.podSpec(deadline),
@@ -153,4 +150,22 @@ func (j Job) restrictedPodSpec(deadline int64) corev1.PodSpec {
 			},
 		}},
 	}
+}
+
+// podFailurePolicy ignores disruptions of the pod (evictions, preemptions) and fails the Job
+// at once on the exit codes that say another attempt cannot succeed.
+func (j Job) podFailurePolicy() *batchv1.PodFailurePolicy {
+	rules := []batchv1.PodFailurePolicyRule{{
+		Action:          batchv1.PodFailurePolicyActionIgnore,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+	}}
+	if len(j.FailOnExitCodes) > 0 {
+		rules = append(rules, batchv1.PodFailurePolicyRule{
+			Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+				ContainerName: ptr.To(j.Name), Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: j.FailOnExitCodes,
+			},
+		})
+	}
+	return &batchv1.PodFailurePolicy{Rules: rules}
 }

@@ -168,6 +168,9 @@ type Job struct {
 	Input map[string]string
 	// HostPaths are directories of the node mounted into the program's container.
 	HostPaths []HostPath
+	// FailOnExitCodes are exit codes that mean another attempt cannot succeed: the Job fails
+	// at once instead of retrying (a podFailurePolicy rule).
+	FailOnExitCodes []int32
 	// Privileged runs the container privileged as root, as writing to the node's container
 	// storage needs; on OpenShift the service account must then be allowed the privileged
 	// SecurityContextConstraints (a ClusterRule "use" on it).
