@@ -43,6 +43,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherChecks(ctx context.Context, s *sco
 		return nil
 	}
 	checks := preview.NewChecks(r.Client, s.cgu, s.roots)
+	s.targets = checks.Targets
 	checks.ViewsServed, checks.DefaultService = r.ViewsServed, r.UpdateService
 	checks.Graphs = func(ctx context.Context, url, channel string) (*updategraph.Graph, error) {
 		return r.Graphs.Graph(ctx, url, channel, "")

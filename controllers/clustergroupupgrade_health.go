@@ -95,8 +95,8 @@ func (r *ClusterGroupUpgradeReconciler) gatherHealthPreview(ctx context.Context,
 }
 
 // yStream reports whether the rollout takes the cluster to a new minor version, as far as
-// the upgrade checks know: with pathValidation, from its targets and the ClusterVersion its
-// view shows; false otherwise.
+// the upgrade checks know: with pathValidation, from the targets gatherChecks read and the
+// ClusterVersion the cluster's view shows; false otherwise.
 func (r *ClusterGroupUpgradeReconciler) yStream(ctx context.Context, s *scope, cluster string) bool {
 	if !pathValidation(s.cgu) {
 		return false
@@ -105,7 +105,7 @@ func (r *ClusterGroupUpgradeReconciler) yStream(ctx context.Context, s *scope, c
 	if err != nil || cv == nil {
 		return false
 	}
-	return upgradecheck.YStream(preview.NewChecks(r.Client, s.cgu, s.roots).Targets, cv)
+	return upgradecheck.YStream(s.targets, cv)
 }
 
 // healthGate holds, before they start, the clusters whose health check before the upgrade

@@ -65,6 +65,8 @@ type scope struct {
 	// verdicts are the upgrade checks' verdicts on the clusters that have not started,
 	// nil without spec.upgradeChecks.pathValidation.
 	verdicts map[string]upgradecheck.Verdict
+	// targets are the upgrade targets of the managed policies, read once by gatherChecks.
+	targets []upgradecheck.Target
 	// healthBefore and healthAfter are the health checks' verdicts on the clusters of the
 	// running batch about to start, and on those verifying; nil without them.
 	healthBefore, healthAfter map[string]healthVerdict
