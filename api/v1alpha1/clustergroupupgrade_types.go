@@ -121,6 +121,30 @@ type Actions struct {
 	AfterCompletion *AfterCompletion `json:"afterCompletion,omitempty"`
 }
 
+// OperatorUpgrades chooses Subscriptions by name and namespace.
+type OperatorUpgrades struct {
+	// Include lists the only Subscriptions chosen; empty chooses all.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	Include []SubscriptionRef `json:"include,omitempty"`
+	// Exclude lists Subscriptions never chosen; it wins over include.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	Exclude []SubscriptionRef `json:"exclude,omitempty"`
+}
+
+// SubscriptionRef names an OLM Subscription on the managed clusters.
+type SubscriptionRef struct {
+	// Name is the Subscription's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Namespace is the Subscription's namespace; empty matches any.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+}
+
 // BatchTimeoutAction says what happens when a non-canary batch times out.
 // +kubebuilder:validation:XValidation:rule="size(self) == 0 || self in ['Continue', 'Abort']",message="spec.batchTimeoutAction must be Continue or Abort"
 type BatchTimeoutAction string
@@ -222,6 +246,30 @@ type ClusterGroupUpgradeSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self.all(n, n != '')",message="spec.manifestWorkTemplates must not contain an empty name"
 	ManifestWorkTemplates []string `json:"manifestWorkTemplates,omitempty"`
+
+	// PreUpgradeActions names ManifestWorkReplicaSets in the CGU's namespace used as
+	// templates of ManifestWorks applied to each cluster when its batch starts: the cluster
+	// starts once every one is Available (and Complete, when its condition rules set
+	// Complete). A Degraded one holds the cluster, which ends Held.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(n, n != '')",message="spec.preUpgradeActions must not contain an empty name"
+	PreUpgradeActions []string `json:"preUpgradeActions,omitempty"`
+
+	// PostUpgradeActions names ManifestWorkReplicaSets in the CGU's namespace used as
+	// templates of ManifestWorks applied to each cluster once it completed its policies: the
+	// cluster completes once every one is Available (and Complete, when its condition rules
+	// set Complete); a Degraded one fails it.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(n, n != '')",message="spec.postUpgradeActions must not contain an empty name"
+	PostUpgradeActions []string `json:"postUpgradeActions,omitempty"`
+
+	// OperatorUpgrades chooses the Subscriptions with Manual InstallPlan approval, among
+	// those of the managed policies, whose InstallPlans the operator approves on a cluster
+	// while it enforces the policy there. Without it every such Subscription is chosen.
+	// +optional
+	OperatorUpgrades *OperatorUpgrades `json:"operatorUpgrades,omitempty"`
 
 	// RemediationStrategy says how the clusters are split into batches and how long the
 	// rollout may take.
