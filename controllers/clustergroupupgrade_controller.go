@@ -29,7 +29,7 @@ const Finalizer = "ran.openshift.io/cleanup-finalizer"
 // actions, one status patch, events, metrics).
 type ClusterGroupUpgradeReconciler struct {
 	Client client.Client
-	// Reader reads what the cache does not hold: ConfigMaps and ManifestWorkReplicaSets.
+	// Reader reads what the cache does not hold: ConfigMaps.
 	Reader   client.Reader
 	Scheme   *runtime.Scheme
 	Clock    clock.PassiveClock
@@ -44,6 +44,9 @@ type ClusterGroupUpgradeReconciler struct {
 	// ActionsServed says the hub serves ManagedClusterActions, which the health checks run
 	// their Jobs through.
 	ActionsServed bool
+	// WorksServed says the hub serves ManifestWorks and ManifestWorkReplicaSets, which
+	// spec.manifestWorkTemplates and the pre- and post-upgrade actions roll out.
+	WorksServed bool
 	// Graphs fetches update graphs for the y-stream upgrade checks, from UpdateService
 	// unless the rollout or the cluster names another update service.
 	Graphs        *updateservice.Client
@@ -68,7 +71,8 @@ type ClusterGroupUpgradeReconciler struct {
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersetbindings,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersets/bind,verbs=create
-// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworkreplicasets,verbs=get;list
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworkreplicasets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;update;delete
 // +kubebuilder:rbac:groups=ran.openshift.io,resources=precachingconfigs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=view.open-cluster-management.io,resources=managedclusterviews,verbs=get;list;watch;create;update;patch;delete
@@ -98,8 +102,8 @@ func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.
 
 	s := newScope(cgu, r.Clock.Now())
 	for _, phase := range []func(context.Context, *scope) error{
-		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherPrecache, r.gatherChecks, r.gatherHealth, r.decide,
-		r.applyActions, r.applyRecords, r.applyEnforcement,
+		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherPrecache, r.gatherChecks, r.gatherHealth, r.gatherWorks, r.decide,
+		r.applyActions, r.applyRecords, r.applyEnforcement, r.applyInstallPlans, r.applySteps,
 	} {
 		if s.done {
 			break
@@ -144,7 +148,7 @@ func (r *ClusterGroupUpgradeReconciler) writer() policies.Writer {
 // result asks to be reconciled again when the decision wants to look again without a new
 // fact (a soak ending, a batch deadline).
 func (s *scope) result() ctrl.Result {
-	if needsHealthRound(s) {
+	if needsHealthRound(s) || needsWorksRound(s) {
 		return ctrl.Result{RequeueAfter: time.Millisecond}
 	}
 	if s.decision.Wake.IsZero() {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -42,6 +43,9 @@ type scope struct {
 	done bool
 
 	records []ranv1alpha1.ClusterGroupUpgradeBatch
+	// foreign are records named for this rollout that an earlier ClusterGroupUpgrade of the
+	// same name left.
+	foreign []ranv1alpha1.ClusterGroupUpgradeBatch
 	// started is true once the rollout started: the plan and policies are frozen.
 	started bool
 
@@ -76,15 +80,19 @@ type scope struct {
 	// precache is what pre-caching found before the start, nil without spec.preCaching or
 	// once started.
 	precache *precacheState
+	// works are the rollout's ManifestWorks and their templates, nil when the spec names no
+	// template.
+	works *works
 }
 
 func newScope(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) *scope {
 	return &scope{cgu: cgu, before: *cgu.Status.DeepCopy(), owner: policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}, now: now}
 }
 
-// policyNames are the managed policies' names, in order.
+// policyNames are the managed policies' names, in order, then the names of the steps
+// (spec.manifestWorkTemplates), which the rollout goes through after them.
 func (s *scope) policyNames() []string {
-	out := make([]string, len(s.roots))
+	out := make([]string, len(s.roots), len(s.roots)+len(s.cgu.Spec.ManifestWorkTemplates))
 	for i, p := range s.roots {
 		if p != nil {
 			out[i] = p.Name
@@ -92,7 +100,7 @@ func (s *scope) policyNames() []string {
 			out[i] = s.cgu.Status.ManagedPoliciesForUpgrade[i].Name
 		}
 	}
-	return out
+	return append(out, s.cgu.Spec.ManifestWorkTemplates...)
 }
 
 // gatherRecords reads the batch records; a Completed rollout only needs its cleanup.
@@ -107,7 +115,13 @@ func (r *ClusterGroupUpgradeReconciler) gatherRecords(ctx context.Context, s *sc
 		return fmt.Errorf("listing batch records: %w", err)
 	}
 	for _, b := range list.Items {
-		if b.Spec.Upgrade == s.cgu.Name {
+		switch {
+		case b.Spec.Upgrade != s.cgu.Name:
+		case !metav1.IsControlledBy(&b, s.cgu):
+			// A record of an earlier ClusterGroupUpgrade of the same name, which the
+			// garbage collector has not deleted yet: never this rollout's progress.
+			s.foreign = append(s.foreign, b)
+		default:
 			s.records = append(s.records, b)
 		}
 	}
@@ -209,7 +223,7 @@ func (r *ClusterGroupUpgradeReconciler) decide(ctx context.Context, s *scope) er
 	f := rollout.Facts{
 		Now: s.now, Enabled: s.cgu.Spec.Enable == nil || *s.cgu.Spec.Enable, Blocked: s.blocked,
 		Plan: s.plan, Abort: s.cgu.Spec.BatchTimeoutAction == ranv1alpha1.BatchTimeoutAbort,
-		Policies: policyFacts(s.roots), Progress: s.progress,
+		Policies: stepFacts(s, policyFacts(s.roots)), Progress: s.progress,
 	}
 	if rs := s.cgu.Spec.RemediationStrategy; rs != nil {
 		f.TimeoutMinutes = rs.Timeout
@@ -223,8 +237,8 @@ func (r *ClusterGroupUpgradeReconciler) decide(ctx context.Context, s *scope) er
 	s.approvals = approvals(s.cgu, s.now)
 	f.Gates = gates(s)
 	f.Gates.Busy, f.Gates.Capacity = r.busy(ctx, s), r.capacity(ctx)
-	f.Gates.Check = healthGate(s, checkGate(s))
-	f.Gates.Verify = verifyGate(s)
+	f.Gates.Check = preActionGate(s, healthGate(s, checkGate(s)))
+	f.Gates.Verify = postActionGate(s, verifyGate(s))
 	f.Gates.Precaching = precacheGate(s)
 	s.decision = rollout.Decide(f)
 	s.decided = true
@@ -351,6 +365,14 @@ func (r *ClusterGroupUpgradeReconciler) applyRecords(ctx context.Context, s *sco
 }
 
 func (r *ClusterGroupUpgradeReconciler) createRecords(ctx context.Context, s *scope) error {
+	if len(s.foreign) > 0 {
+		for i := range s.foreign {
+			if err := r.Client.Delete(ctx, &s.foreign[i], client.Preconditions{UID: &s.foreign[i].UID}); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting the batch record %s of an earlier rollout of the same name: %w", s.foreign[i].Name, err)
+			}
+		}
+		return fmt.Errorf("%w: deleted %d batch records of an earlier rollout of the same name", errNotSynced, len(s.foreign))
+	}
 	want := plan.Records(s.plan, s.cgu.Namespace, s.cgu.Name)
 	existing := map[string]ranv1alpha1.ClusterGroupUpgradeBatch{}
 	for _, b := range s.records {

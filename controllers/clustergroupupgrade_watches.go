@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -62,6 +63,12 @@ func (r *ClusterGroupUpgradeReconciler) SetupWithManager(ctx context.Context, mg
 		// previous one is answered.
 		b = b.Watches(&actionv1beta1.ManagedClusterAction{}, handler.EnqueueRequestsFromMapFunc(r.viewOwner),
 			builder.WithPredicates(actionAnswered{}))
+	}
+	if r.WorksServed {
+		// Steps, pre- and post-upgrade actions move as the work agents report on their
+		// ManifestWorks.
+		b = b.Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(r.viewOwner),
+			builder.WithPredicates(workChanged{}))
 	}
 	return b.
 		Named("clustergroupupgrade").

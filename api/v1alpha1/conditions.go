@@ -58,6 +58,9 @@ const (
 	// ReasonNotAllManifestTemplatesExist (Validated=False): ManifestWorkReplicaSets named
 	// in spec.manifestWorkTemplates are missing; the message names them.
 	ReasonNotAllManifestTemplatesExist = "NotAllManifestTemplatesExist"
+	// ReasonInvalidManifestTemplate (Validated=False): a ManifestWorkReplicaSet the spec
+	// names carries an expected feedback annotation that cannot be read; the message says why.
+	ReasonInvalidManifestTemplate = "InvalidManifestTemplate"
 	// ReasonUnsupportedHubTemplate (Validated=False): in Copy mode, a managed policy's hub
 	// template reads something the enforce copy cannot read from the CGU's namespace; the
 	// message names the policy and the expression.

@@ -125,6 +125,8 @@ func (d *demo) startOperator() error {
 	opts := operator.DefaultOptions()
 	opts.LeaderElect, opts.MetricsAddr, opts.ProbeAddr = false, "0", "0"
 	opts.SkipNameValidation = true // the demo's tests play it twice in one process
+	// The demo's clusters joined long ago: day-one ZTP would only label them ztp-done.
+	opts.ZTP = false
 	mgr, err := operator.New(d.hub.Config, opts)
 	if err != nil {
 		return fmt.Errorf("building the operator: %w", err)

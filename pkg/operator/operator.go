@@ -21,6 +21,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -51,7 +52,7 @@ func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, ranv1alpha1.AddToScheme, policyv1.AddToScheme,
-		clusterv1.Install, clusterv1beta1.Install, clusterv1beta2.Install, workv1alpha1.Install, viewv1beta1.AddToScheme,
+		clusterv1.Install, clusterv1beta1.Install, clusterv1beta2.Install, workv1.Install, workv1alpha1.Install, viewv1beta1.AddToScheme,
 		actionv1beta1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
@@ -62,7 +63,8 @@ func NewScheme() *runtime.Scheme {
 // cacheOptions keep the cache to what the operator needs: root policies only (the
 // replicated copies in cluster namespaces are many and carry the root-policy label), the
 // operator's own ManagedClusterViews and ManagedClusterActions, and ManagedClusters as
-// metadata (watched as such).
+// metadata (watched as such) and, for the ZTP controller, as typed objects trimmed to their
+// metadata and status conditions (controllers.TrimManagedCluster).
 // ConfigMaps and Secrets are never cached.
 func cacheOptions() (cache.Options, error) {
 	replicated, err := labels.NewRequirement(replicatedPolicyLabel, selection.DoesNotExist, nil)
@@ -77,6 +79,8 @@ func cacheOptions() (cache.Options, error) {
 		&policyv1.Policy{}:                    {Label: labels.NewSelector().Add(*replicated)},
 		&viewv1beta1.ManagedClusterView{}:     {Label: labels.NewSelector().Add(*owned)},
 		&actionv1beta1.ManagedClusterAction{}: {Label: labels.NewSelector().Add(*owned)},
+		&clusterv1.ManagedCluster{}:           {Transform: controllers.TrimManagedCluster},
+		&workv1.ManifestWork{}:                {Label: labels.NewSelector().Add(*owned)},
 	}}, nil
 }
 
@@ -139,7 +143,10 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	for _, api := range missing {
 		mgr.GetLogger().Info("Optional API not served; features using it report it when used", "api", api.String())
 	}
-	if err := setupControllers(mgr, opts, !slices.ContainsFunc(missing, isViews), !slices.ContainsFunc(missing, isActions)); err != nil {
+	if err := setupControllers(mgr, opts, served{
+		views: !slices.ContainsFunc(missing, isViews), actions: !slices.ContainsFunc(missing, isActions),
+		works: !slices.ContainsFunc(missing, isWorks),
+	}); err != nil {
 		return nil, err
 	}
 	return mgr, nil
@@ -155,17 +162,27 @@ func isActions(api hubapi.API) bool {
 	return api.GroupVersion == actionv1beta1.GroupVersion
 }
 
-func setupControllers(mgr manager.Manager, opts Options, viewsServed, actionsServed bool) error {
+// isWorks tells the ManifestWork and ManifestWorkReplicaSet APIs.
+func isWorks(api hubapi.API) bool {
+	return api.GroupVersion.Group == workv1.GroupName
+}
+
+// served says which optional APIs the hub serves.
+type served struct{ views, actions, works bool }
+
+func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	clk := opts.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
+	recorder := mgr.GetEventRecorder("cgu-operator")
 	r := &controllers.ClusterGroupUpgradeReconciler{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Clock: clk,
-		Recorder: mgr.GetEventRecorder("cgu-operator"), Metrics: metrics.Default(),
+		Recorder: recorder, Metrics: metrics.Default(),
 		MaxClustersInProgress:   opts.MaxClustersInProgress,
-		ViewsServed:             viewsServed,
-		ActionsServed:           actionsServed,
+		ViewsServed:             hub.views,
+		ActionsServed:           hub.actions,
+		WorksServed:             hub.works,
 		Graphs:                  &updateservice.Client{HTTP: &http.Client{Timeout: graphTimeout}, Clock: clk},
 		UpdateService:           opts.UpdateService,
 		SpokeImage:              opts.SpokeImage,
@@ -174,6 +191,15 @@ func setupControllers(mgr manager.Manager, opts Options, viewsServed, actionsSer
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)
+	}
+	if opts.ZTP {
+		z := &controllers.ZTPReconciler{
+			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Clock: clk,
+			Recorder: recorder, Settle: opts.ZTPSettle,
+		}
+		if err := z.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the ZTP controller: %w", err)
+		}
 	}
 	return nil
 }

@@ -49,6 +49,12 @@ type Options struct {
 	SpokeImage string
 	// GracefulShutdown bounds how long the manager waits for running work on stop.
 	GracefulShutdown time.Duration
+	// ZTP runs the ZTP controller: a ManagedCluster that becomes Available without the
+	// ztp-done label gets a ClusterGroupUpgrade through its wave policies (docs/ztp.md).
+	ZTP bool
+	// ZTPSettle is how long a cluster must have been Available before the ZTP controller
+	// reads its policies, so that the propagator has replicated them all.
+	ZTPSettle time.Duration
 	// Clock tells the controllers the time; nil is the real clock. Tests and the demo
 	// inject theirs; there is no flag.
 	Clock clock.PassiveClock
@@ -76,6 +82,8 @@ func DefaultOptions() Options {
 		MaxConcurrentPrecaching: 100,
 		PrecacheTimeout:         2 * time.Hour,
 		GracefulShutdown:        30 * time.Second,
+		ZTP:                     true,
+		ZTPSettle:               time.Minute,
 	}
 }
 
@@ -115,6 +123,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Image of the spoke program that health check and precache Jobs run on managed clusters.")
 	fs.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", o.GracefulShutdown,
 		"How long to wait for running work when stopping.")
+	fs.BoolVar(&o.ZTP, "ztp", o.ZTP,
+		"Run the ZTP controller: clusters that become Available without the ztp-done label go through their ztp-deploy-wave policies.")
+	fs.DurationVar(&o.ZTPSettle, "ztp-settle", o.ZTPSettle,
+		"How long a cluster must have been Available before the ZTP controller reads its policies.")
 }
 
 // Validate reports options that cannot work.
@@ -138,6 +150,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("spoke-image must not be empty")
 	case o.GracefulShutdown < 0:
 		return fmt.Errorf("graceful-shutdown-timeout must not be negative, got %s", o.GracefulShutdown)
+	case o.ZTPSettle < 0:
+		return fmt.Errorf("ztp-settle must not be negative, got %s", o.ZTPSettle)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -241,7 +242,9 @@ func (w Writer) Cleanup(ctx context.Context, owner Owner) (int, error) {
 	// Views and actions are read directly, filtered by the API server: a hub that does not
 	// serve them has none to delete. Deleting an action nobody answered yet (an unreachable
 	// cluster) keeps it from creating a Job there later.
-	for _, list := range []client.ObjectList{&viewv1beta1.ManagedClusterViewList{}, &actionv1beta1.ManagedClusterActionList{}} {
+	// ManifestWorks likewise; deleting one lets its work agent delete what it applied,
+	// unless the template's deleteOption orphans it.
+	for _, list := range []client.ObjectList{&viewv1beta1.ManagedClusterViewList{}, &actionv1beta1.ManagedClusterActionList{}, &workv1.ManifestWorkList{}} {
 		if err := w.Reader.List(ctx, list, selector); err != nil {
 			if !meta.IsNoMatchError(err) {
 				errs = append(errs, err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -23,6 +24,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
 	"github.com/cgu-operator/cgu-operator/pkg/hubtemplate"
+	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	pkgselection "github.com/cgu-operator/cgu-operator/pkg/selection"
@@ -111,8 +113,14 @@ func Gather(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGroupU
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
 		canaries, maxConcurrency = rs.Canaries, rs.MaxConcurrency
 	}
+	// A cluster compliant with every policy is left out, unless steps follow the policies:
+	// no cluster is done with a ManifestWork before it is made.
+	var compliant map[string]bool
+	if len(cgu.Spec.ManifestWorkTemplates) == 0 {
+		compliant = validate.CompliantWithAll(resolved, f.Selected)
+	}
 	f.Plan, err = plan.Build(plan.Input{Clusters: f.Selected, Canaries: canaries, MaxConcurrency: maxConcurrency,
-		Compliant: validate.CompliantWithAll(resolved, f.Selected)})
+		Compliant: compliant})
 	if err != nil {
 		f.Invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidCanaries, Message: err.Error()}
 	}
@@ -317,17 +325,30 @@ func hubTemplateProblem(p *policyv1.Policy) *rollout.Problem {
 }
 
 // manifestWorkTemplates checks that the ManifestWorkReplicaSets of
-// spec.manifestWorkTemplates exist.
+// spec.manifestWorkTemplates, preUpgradeActions and postUpgradeActions exist, with a valid
+// expected feedback annotation.
 func (g gatherer) manifestWorkTemplates(ctx context.Context) (*rollout.Problem, error) {
 	var missing []string
-	for _, name := range g.cgu.Spec.ManifestWorkTemplates {
+	spec := g.cgu.Spec
+	for _, name := range slices.Concat(spec.ManifestWorkTemplates, spec.PreUpgradeActions, spec.PostUpgradeActions) {
+		if slices.Contains(missing, name) {
+			continue
+		}
 		key := client.ObjectKey{Namespace: g.cgu.Namespace, Name: name}
-		err := g.r.Get(ctx, key, &workv1alpha1.ManifestWorkReplicaSet{})
+		t := &workv1alpha1.ManifestWorkReplicaSet{}
+		err := g.r.Get(ctx, key, t)
 		switch {
+		case meta.IsNoMatchError(err):
+			return &rollout.Problem{Reason: ranv1alpha1.ReasonNotAllManifestTemplatesExist,
+				Message: "The hub serves no ManifestWorkReplicaSets (work.open-cluster-management.io), which the spec names"}, nil
 		case apierrors.IsNotFound(err):
 			missing = append(missing, name)
 		case err != nil:
 			return nil, fmt.Errorf("reading ManifestWorkReplicaSet %s: %w", key, err)
+		default:
+			if _, err := manifestwork.Expected(t); err != nil {
+				return &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidManifestTemplate, Message: err.Error()}, nil
+			}
 		}
 	}
 	if len(missing) == 0 {

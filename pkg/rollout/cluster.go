@@ -16,6 +16,9 @@ type Policy struct {
 	// Soak is how long the cluster must stay compliant before it moves on (the policy's
 	// ran.openshift.io/soak-seconds annotation); zero moves on at once.
 	Soak time.Duration
+	// Failed, when not compliant, is the reason the cluster cannot get there (a degraded
+	// ManifestWork): a cluster working on it fails with that reason.
+	Failed string
 }
 
 // Cluster is where one cluster stands. Completed, TimedOut, Failed and Held are terminal: a
@@ -72,6 +75,9 @@ func step(c Cluster, policies []Policy, now, deadline time.Time, hold bool) (Clu
 	}
 	for c.Policy < len(policies) {
 		p := policies[c.Policy]
+		if !p.Compliant && p.Failed != "" {
+			return Cluster{State: ranv1alpha1.ClusterFailed, Policy: c.Policy, Since: now, Reason: p.Failed}, time.Time{}
+		}
 		if !p.Compliant {
 			c.CompliantSince = nil
 			break

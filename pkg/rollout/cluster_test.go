@@ -34,6 +34,14 @@ func TestStep(t *testing.T) {
 		want     Cluster
 		wantWake time.Time
 	}{
+		"a cluster fails on a policy it cannot comply with": {
+			from: Cluster{State: inProgress, Policy: 0, Since: t0}, policies: []Policy{compliant, {Failed: "ManifestWorkDegraded"}},
+			now: at(time.Minute), want: Cluster{State: failed, Policy: 1, Since: at(time.Minute), Reason: "ManifestWorkDegraded"},
+		},
+		"a failing later policy does not fail a cluster before it gets there": {
+			from: Cluster{State: inProgress, Policy: 0, Since: t0}, policies: []Policy{notYet, {Failed: "ManifestWorkDegraded"}},
+			now: at(time.Minute), want: Cluster{State: inProgress, Policy: 0, Since: t0}, wantWake: deadline,
+		},
 		"a pending cluster starts at its first policy": {
 			from: Cluster{State: pending}, policies: []Policy{notYet, notYet}, now: t0,
 			want: Cluster{State: inProgress, Policy: 0, Since: t0}, wantWake: deadline,

@@ -140,6 +140,8 @@ func (e *Env) start(ctx context.Context, log logr.Logger, configure func(*operat
 	opts.QPS, opts.Burst = 500, 1000
 	opts.UpdateService = e.Graphs.URL()
 	opts.PrecacheTimeout = PrecacheTimeout
+	// ZTP would give every suite's clusters a ClusterGroupUpgrade; tests/ztp turns it on.
+	opts.ZTP = false
 	if configure != nil {
 		configure(&opts)
 	}
@@ -223,13 +225,22 @@ func (e *Env) JoinFleet(ctx context.Context, label string, n int) ([]string, err
 // JoinFleetOn is JoinFleet with the spokes in channel; on RiskyChannel, Risk does not apply
 // to them unless ExposeToRisk says otherwise.
 func (e *Env) JoinFleetOn(ctx context.Context, label string, n int, channel string) ([]string, error) {
+	return e.JoinFleetWith(ctx, label, n, func(s *sim.SpokeSpec) { s.Channel = channel })
+}
+
+// JoinFleetWith is JoinFleet with each spoke's spec changed by spoke (for example to install
+// operators on it); Risk does not apply to the spokes unless ExposeToRisk says otherwise.
+func (e *Env) JoinFleetWith(ctx context.Context, label string, n int, spoke func(*sim.SpokeSpec)) ([]string, error) {
 	names := make([]string, n)
 	clusters := make([]world.Cluster, n)
 	specs := make([]sim.SpokeSpec, n)
 	for i := range n {
 		names[i] = fmt.Sprintf("%s-%d", label, i+1)
 		clusters[i] = world.Cluster{Name: names[i], Labels: map[string]string{"fleet": label}}
-		specs[i] = sim.SpokeSpec{Name: names[i], Version: From, Channel: channel}
+		specs[i] = sim.SpokeSpec{Name: names[i], Version: From, Channel: Channel}
+		if spoke != nil {
+			spoke(&specs[i])
+		}
 	}
 	e.setRisk(false, names)
 	if err := e.Hub.AddClusters(ctx, clusters...); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -33,6 +34,9 @@ import (
 // directory standing for the node's container storage, and reports as the program does. A
 // Job running anything else succeeds at once.
 func (e *Env) runSpokeProgram(ctx context.Context, cluster string, job *batchv1.Job) sim.JobResult {
+	if result, played := e.playJob(ctx, cluster, job); played {
+		return result
+	}
 	containers := job.Spec.Template.Spec.Containers
 	if len(containers) == 0 || len(containers[0].Args) == 0 {
 		return sim.JobSucceeded("")
@@ -212,4 +216,63 @@ func (e *Env) precacheStalled(cluster string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.stalledPrecache[cluster]
+}
+
+// JobPlay decides how the pod of a spoke Job ends: it is called, in a goroutine of its own,
+// when the pod starts and returns when the pod's container exits, soon after ctx is done
+// (the Job was deleted or ran past its deadline, or the hub stops). It returns false to
+// leave the Job to the harness's default.
+type JobPlay func(ctx context.Context, cluster string, job *batchv1.Job) (sim.JobResult, bool)
+
+// The labels by which the harness tells the Jobs of the operator's spoke program (pkg/spokejob
+// labels each of them so).
+const (
+	managedByLabel = "app.kubernetes.io/managed-by"
+	operatorName   = "cgu-operator"
+)
+
+// jobPlays holds each Env's JobPlay (PlayJobs); Env's own fields are set where it starts.
+var jobPlays sync.Map
+
+// PlayJobs makes play decide how the spoke Jobs that do not run the operator's spoke program
+// end, for example the Jobs the pre- and post-upgrade ManifestWorks apply. A Job runs the
+// spoke program when it is labelled app.kubernetes.io/managed-by=cgu-operator and its first
+// container's first argument is a command of the program (health, pull); those are always
+// played as the program does. For any other Job, play is asked first; when it returns
+// false, or when no play is set (nil removes it), the Job succeeds at once, as before. Safe
+// to call while Jobs run; a Job already started keeps the play it was given.
+func (e *Env) PlayJobs(play JobPlay) {
+	if play == nil {
+		jobPlays.Delete(e)
+		return
+	}
+	jobPlays.Store(e, play)
+}
+
+// playJob plays a Job with the Env's JobPlay, unless the Job runs the spoke program.
+func (e *Env) playJob(ctx context.Context, cluster string, job *batchv1.Job) (sim.JobResult, bool) {
+	if runsSpokeProgram(job) {
+		return sim.JobResult{}, false
+	}
+	play, ok := jobPlays.Load(e)
+	if !ok {
+		return sim.JobResult{}, false
+	}
+	return play.(JobPlay)(ctx, cluster, job)
+}
+
+// runsSpokeProgram tells whether a Job is one of the operator's spoke program.
+func runsSpokeProgram(job *batchv1.Job) bool {
+	if job.Labels[managedByLabel] != operatorName {
+		return false
+	}
+	containers := job.Spec.Template.Spec.Containers
+	if len(containers) == 0 || len(containers[0].Args) == 0 {
+		return false
+	}
+	switch containers[0].Args[0] {
+	case "health", "pull":
+		return true
+	}
+	return false
 }

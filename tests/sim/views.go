@@ -75,6 +75,8 @@ type agents struct {
 	// completed holds the UIDs of the actions this agent completed, so that a cache that has
 	// not seen the status yet does not get one carried out twice.
 	completed sync.Map
+	// works is the work agent of the spokes (work.go).
+	works *workAgent
 }
 
 // startViewsAndActions answers ManagedClusterViews and ManagedClusterActions for the
@@ -110,6 +112,11 @@ func (s *Simulator) startViewsAndActions(ctx context.Context) error {
 			return fmt.Errorf("event handler for %T: %w", obj, err)
 		}
 	}
+	works, err := s.startWorkAgent(ctx)
+	if err != nil {
+		return err
+	}
+	a.works = works
 	s.agents = a
 	for range s.opts.Workers {
 		s.hub.Go(a.work)
@@ -126,12 +133,13 @@ func (a *agents) enqueuer(kind agentKind) func(obj any) {
 }
 
 // operators returns what a spoke runs for the agents each round: the Job controller, then a
-// step that has the spoke's views refreshed and its unanswered actions carried out.
+// step that has the spoke's views refreshed and its unanswered actions carried out, and one
+// that has its ManifestWorks reconciled.
 func (a *agents) operators(cluster string) []Operator {
 	if a == nil {
 		return nil
 	}
-	return []Operator{newJobController(cluster, a.jobs), roundNotifier{a: a, cluster: cluster}}
+	return []Operator{newJobController(cluster, a.jobs), roundNotifier{a: a, cluster: cluster}, a.works.notifier(cluster)}
 }
 
 // roundNotifier tells the agents that a spoke finished its operators' round, so that views
