@@ -12,13 +12,11 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
@@ -176,21 +174,9 @@ func events(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gome
 // policies, Placements and PlacementBindings.
 func leftovers(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) int {
 	return func(g Gomega) int {
-		selector := client.MatchingLabels(policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}.Labels())
-		n := 0
-		var ps policyv1.PolicyList
-		g.Expect(hub.Client.List(ctx, &ps, selector)).To(Succeed())
-		for _, p := range ps.Items {
-			if p.Labels[sim.RootPolicyLabel] == "" { // replicas go with their root
-				n++
-			}
-		}
-		var pls clusterv1beta1.PlacementList
-		g.Expect(hub.Client.List(ctx, &pls, selector)).To(Succeed())
-		n += len(pls.Items)
-		var pbs policyv1.PlacementBindingList
-		g.Expect(hub.Client.List(ctx, &pbs, selector)).To(Succeed())
-		return n + len(pbs.Items)
+		n, err := fleet.Leftovers(ctx, cgu.Namespace, cgu.Name)
+		g.Expect(err).NotTo(HaveOccurred())
+		return n
 	}
 }
 

@@ -3,9 +3,6 @@ package controllers_test
 import (
 	"context"
 	"errors"
-	"io"
-	"os"
-	"path/filepath"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
@@ -26,9 +22,9 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
-	"github.com/cgu-operator/cgu-operator/tests/testenv"
 )
 
 // jobGate decides how the Jobs named in it end on each cluster, once released; Jobs it does
@@ -76,28 +72,9 @@ func (g *jobGate) play(ctx context.Context, cluster string, job *batchv1.Job) (s
 
 // sampleTemplates reads the ManifestWorkReplicaSets of a sample, put in namespace.
 func sampleTemplates(file, namespace string) map[string]*workv1alpha1.ManifestWorkReplicaSet {
-	root, err := testenv.Root()
+	templates, err := harness.SampleTemplates(file, namespace)
 	Expect(err).NotTo(HaveOccurred())
-	f, err := os.Open(filepath.Join(root, "samples", file))
-	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
-	out := map[string]*workv1alpha1.ManifestWorkReplicaSet{}
-	decoder := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
-	for {
-		var u unstructured.Unstructured
-		err := decoder.Decode(&u.Object)
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		Expect(err).NotTo(HaveOccurred())
-		if u.GetKind() != "ManifestWorkReplicaSet" {
-			continue
-		}
-		t := &workv1alpha1.ManifestWorkReplicaSet{}
-		Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, t)).To(Succeed())
-		t.Namespace = namespace
-		out[t.Name] = t
-	}
+	return templates
 }
 
 func createTemplates(ctx context.Context, namespace string, templates ...*workv1alpha1.ManifestWorkReplicaSet) {
