@@ -78,6 +78,8 @@ type Env struct {
 	risk map[string]bool
 	// stalledPrecache are the clusters whose precache program hangs (StallPrecache).
 	stalledPrecache map[string]bool
+	// operators are the operator managers running on the hub (restart.go).
+	operators operators
 }
 
 // Start starts the hub, the simulator and the operator (leader election, metrics and probes
@@ -145,16 +147,7 @@ func (e *Env) start(ctx context.Context, log logr.Logger, configure func(*operat
 	if configure != nil {
 		configure(&opts)
 	}
-	mgr, err := operator.New(e.Hub.Config, opts)
-	if err != nil {
-		return err
-	}
-	e.Hub.Go(func(ctx context.Context) {
-		if err := mgr.Start(ctx); err != nil {
-			log.Error(err, "The operator stopped")
-		}
-	})
-	return nil
+	return e.startFirstOperator(log, opts)
 }
 
 // updateService serves the harness's two channels.

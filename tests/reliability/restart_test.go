@@ -1,0 +1,91 @@
+package reliability_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+var _ = Describe("The operator killed and restarted during a rollout of 200 clusters", func() {
+	It("completes every batch once, in order, upgrades every cluster and leaves nothing enforcing", func(ctx SpecContext) {
+		const clusters, concurrency, batches = 200, 20, 10
+		names := joinFleet(ctx, "restart", clusters, 2*time.Second)
+		p := fleet.MustPlaceUpgradePolicy(ctx, "restart", clusters, settle)
+		cgu := rolloutOf("cgu-restart", names, concurrency, p.Name)
+		log := watchRecords(ctx, cgu)
+		errorsBefore := reconcileErrors()
+
+		By("creating the rollout, then killing or stopping the operator as each batch starts and in the middle of some")
+		fleet.MustCreate(ctx, cgu)
+		restarts, midBatch := 0, 0
+		restart := func(kill bool) {
+			_, err := fleet.RestartOperator(kill)
+			Expect(err).NotTo(HaveOccurred())
+			restarts++
+		}
+		for k := 1; k <= batches; k++ {
+			Eventually(log.started).WithTimeout(settle).Should(BeNumerically(">=", k), "batch %d starts", k)
+			// A minute passes between batch starts, so that each batch record's times differ.
+			fleet.Clock.Step(time.Minute)
+			restart(k%2 == 1)
+			if k%3 == 0 {
+				Eventually(func() bool { return log.completedIn(k) > 0 || log.finished(k) }).WithTimeout(settle).Should(BeTrue())
+				if !log.finished(k) {
+					midBatch++
+				}
+				restart(true)
+			}
+		}
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+		Expect(restarts).To(BeNumerically(">=", 10))
+		AddReportEntry("operator restarts", restarts)
+		AddReportEntry("restarts with a batch half done", midBatch)
+		AddReportEntry("failed reconciles (conflicts and cut connections included)", reconcileErrors()-errorsBefore)
+
+		By("every batch ran once, after the one before it, and every cluster completed once")
+		log.expectClean(batches)
+		expectBatchesInOrder(ctx, cgu, names, batches, nil)
+		recs := records(ctx, cgu)(Default)
+		for i := 1; i < len(recs); i++ {
+			Expect(recs[i-1].Status.StartedAt.Before(recs[i].Status.StartedAt)).To(BeTrue(), "batch %d started after batch %d", i+1, i)
+		}
+		Expect(stored(ctx, cgu)(Default).Status.Counts).To(HaveField("Completed", clusters))
+		expectEachBatchStartedOnce(ctx, cgu)
+
+		By("every cluster upgraded and labelled, and nothing left enforcing")
+		expectUpgraded(names)
+		expectLabelled(ctx, cgu, names)
+		Eventually(leftovers(ctx, cgu)).WithTimeout(settle).Should(BeZero())
+		expectNothingEnforcing(ctx, cgu, names)
+	})
+})
+
+var _ = Describe("The kube-apiserver restarted during a rollout", func() {
+	It("lets the rollout complete afterwards, each batch once", func(ctx SpecContext) {
+		const clusters, concurrency, batches = 30, 10, 3
+		names := joinFleet(ctx, "apiserver", clusters, 2*time.Second)
+		p := fleet.MustPlaceUpgradePolicy(ctx, "apiserver", clusters, settle)
+		cgu := rolloutOf("cgu-apiserver", names, concurrency, p.Name)
+		log := watchRecords(ctx, cgu)
+		fleet.MustCreate(ctx, cgu)
+
+		By("restarting the kube-apiserver while batch 2 runs")
+		Eventually(log.started).WithTimeout(settle).Should(BeNumerically(">=", 2))
+		Expect(fleet.Hub.RestartAPIServer(func() {
+			// While it is down nobody reaches the hub, the operator included.
+			Expect(fleet.Hub.Client.Get(ctx, keyOf(cgu), &ranv1alpha1.ClusterGroupUpgrade{})).NotTo(Succeed())
+		})).To(Succeed())
+
+		Eventually(state(ctx, cgu)).WithTimeout(2 * settle).Should(Equal(ranv1alpha1.StateCompleted))
+		log.expectClean(batches)
+		expectBatchesInOrder(ctx, cgu, names, batches, nil)
+		expectEachBatchStartedOnce(ctx, cgu)
+		expectUpgraded(names)
+		expectLabelled(ctx, cgu, names)
+		Eventually(leftovers(ctx, cgu)).WithTimeout(settle).Should(BeZero())
+		expectNothingEnforcing(ctx, cgu, names)
+	})
+})

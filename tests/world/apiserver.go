@@ -1,0 +1,113 @@
+package world
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cgu-operator/cgu-operator/tests/testenv"
+)
+
+// restartMu serializes restarts of a hub's kube-apiserver.
+var restartMu sync.Mutex
+
+// RestartAPIServer kills the hub's kube-apiserver, calls whileDown (nil: nothing), and
+// starts it again on the same etcd, address, serving certificate and client CA, so that
+// every client of the hub (Config) reconnects as to a restarted server: their requests fail
+// while it is down, watches end and are started again. Everything stored in etcd stays.
+//
+// envtest resets the certificate directory of a stopped kube-apiserver that it made itself,
+// and a new serving CA would make every client's config useless; the directory's files are
+// therefore copied to a directory of the hub's, which the restarted server uses and which
+// is removed when the hub stops.
+func (h *Hub) RestartAPIServer(whileDown func()) error {
+	restartMu.Lock()
+	defer restartMu.Unlock()
+	api := h.env.ControlPlane.APIServer
+	if api == nil {
+		return fmt.Errorf("the hub has no kube-apiserver")
+	}
+	kept, err := os.MkdirTemp("", "hub-apiserver-")
+	if err != nil {
+		return err
+	}
+	h.Go(func(ctx context.Context) {
+		<-ctx.Done()
+		_ = os.RemoveAll(kept)
+	})
+	if err := copyFiles(api.CertDir, kept); err != nil {
+		return fmt.Errorf("keeping the kube-apiserver's certificates: %w", err)
+	}
+	// A SIGTERM with clients connected makes kube-apiserver drain for minutes; it is
+	// killed, as a crash or an OOM kill would end it.
+	if err := killListener(api.Port); err != nil {
+		return err
+	}
+	if err := api.Stop(); err != nil {
+		return fmt.Errorf("stopping the kube-apiserver: %w", err)
+	}
+	if whileDown != nil {
+		whileDown()
+	}
+	api.CertDir = kept
+	if err := api.Start(); err != nil {
+		return fmt.Errorf("starting the kube-apiserver again: %w", err)
+	}
+	return nil
+}
+
+// copyFiles copies the regular files of from into to.
+func copyFiles(from, to string) error {
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			return err
+		}
+		//nolint:gosec // names of envtest's own certificate files, into a directory of ours
+		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// killListener kills the kube-apiserver serving on port (a child of this process) and waits
+// until it is gone.
+func killListener(port string) error {
+	procs, err := testenv.ControlPlaneProcesses()
+	if err != nil {
+		return err
+	}
+	for _, p := range procs {
+		if p.Command != "kube-apiserver" {
+			continue
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+		if err != nil || !slices.Contains(strings.Split(string(cmdline), "\x00"), "--secure-port="+port) {
+			continue
+		}
+		if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
+			return fmt.Errorf("killing kube-apiserver %d: %w", p.PID, err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", p.PID)); os.IsNotExist(err) {
+				return nil
+			}
+		}
+		return fmt.Errorf("kube-apiserver %d did not end after SIGKILL", p.PID)
+	}
+	return fmt.Errorf("no kube-apiserver serving on port %s", port)
+}
