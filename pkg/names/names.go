@@ -33,18 +33,25 @@ func Safe(limit int, parts ...string) string {
 	return head + "-" + suffix
 }
 
+// allowed are the characters a name keeps; sanitize replaces the others with "-".
+const allowed = "abcdefghijklmnopqrstuvwxyz0123456789."
+
 func sanitize(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
+	b := make([]byte, 0, len(s))
 	for _, r := range strings.ToLower(s) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
+		c := byte('-')
+		if i := strings.IndexRune(allowed, r); i >= 0 {
+			c = allowed[i]
 		}
+		// A dot must sit between letters or digits: "..", ".-" and "-." become "-", which
+		// leaves the names of valid inputs as they were.
+		if n := len(b); n > 0 && (c == '.' && (b[n-1] == '.' || b[n-1] == '-') || c == '-' && b[n-1] == '.') {
+			b[n-1] = '-'
+			continue
+		}
+		b = append(b, c)
 	}
-	return strings.Trim(b.String(), "-.")
+	return strings.Trim(string(b), "-.")
 }
 
 // PolicyCopy is the name of the enforce copy of a managed policy made for a

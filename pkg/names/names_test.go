@@ -18,7 +18,7 @@ func TestSafe(t *testing.T) {
 		"short names are joined":        {63, []string{"cgu", "upgrade"}, "cgu-upgrade"},
 		"exactly at the limit":          {11, []string{"cgu", "upgrade"}, "cgu-upgrade"},
 		"upper case and odd characters": {63, []string{"My_CGU", "Policy:1"}, "my-cgu-policy-1"},
-		"edges are trimmed":             {63, []string{"-a.", "b-"}, "a.-b"},
+		"edges are trimmed":             {63, []string{"-a.", "b-"}, "a-b"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

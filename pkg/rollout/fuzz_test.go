@@ -1,0 +1,94 @@
+package rollout
+
+import (
+	"testing"
+	"time"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+)
+
+// FuzzDecide runs whole rollouts on hostile facts: batch sizes, timeouts and gates at their
+// extremes (negative, zero, huge), clusters whose compliance flips at every step, the clock
+// jumping by any amount. Decide never panics, always answers a known state with a reason,
+// counts no more clusters than the plan holds, and a finished rollout never runs a batch again.
+func FuzzDecide(f *testing.F) {
+	f.Add(uint8(5), 2, 240, int64(time.Minute), []byte{1, 0, 1, 1, 0, 1}, int64(0), -1, false, "Abort")
+	f.Add(uint8(1), 0, 0, int64(0), []byte{}, int64(time.Hour), 0, true, "")
+	f.Add(uint8(30), -7, 5256000, int64(1<<62), []byte{255, 3, 7}, int64(-time.Hour), 1<<40, false, "Continue")
+	f.Add(uint8(3), 1<<62, -1, int64(-1), []byte{0}, int64(1<<62), -5, true, "Abort")
+	f.Fuzz(func(t *testing.T, clusters uint8, maxConcurrency, timeoutMinutes int, step int64, compliance []byte,
+		soak int64, maxFailures int, paused bool, action string) {
+		names := make([]string, int(clusters)%40)
+		for i := range names {
+			names[i] = string(rune('a'+i%26)) + string(rune('a'+i/26))
+		}
+		var canaries []string
+		if len(names) > 2 {
+			canaries = names[:1]
+		}
+		p, err := plan.Build(plan.Input{Clusters: names, Canaries: canaries, MaxConcurrency: maxConcurrency})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
+		round := 0
+		policies := func(cluster string) []Policy {
+			out := make([]Policy, 2)
+			for i := range out {
+				if len(compliance) > 0 {
+					b := compliance[(round+len(cluster)+i)%len(compliance)]
+					out[i] = Policy{Compliant: b&1 == 1, Soak: time.Duration(b>>4) * time.Second}
+					if b == 0xff {
+						out[i].Failed = "Degraded"
+					}
+				}
+			}
+			return out
+		}
+		budget := maxFailures
+		facts := Facts{Enabled: true, Plan: p, TimeoutMinutes: timeoutMinutes, Abort: action == "Abort", Policies: policies,
+			Gates: Gates{Paused: paused, BatchSoak: time.Duration(soak), MaxFailures: &budget, ClusterDeadline: time.Duration(step)}}
+		finished := false
+		for round = range 60 {
+			facts.Now = now
+			d := Decide(facts)
+			checkDecision(t, round, d, p.Clusters())
+			if finished && !d.Progress.Finished {
+				t.Fatalf("round %d: a finished rollout runs again: %+v", round, d)
+			}
+			finished = d.Progress.Finished
+			if d.State == ranv1alpha1.StateCompleted {
+				return // the controller looks no further
+			}
+			facts.Progress = d.Progress
+			if round == 10 {
+				facts.Gates.Paused = false
+			}
+			// The clock jumps by step, saturating rather than wrapping.
+			if next := now.Add(time.Duration(step)); next.After(now) {
+				now = next
+			} else {
+				now = now.Add(time.Minute)
+			}
+		}
+	})
+}
+
+// checkDecision checks that a decision has a known state, a reason, and counts no more
+// clusters than the plan holds.
+func checkDecision(t *testing.T, round int, d Decision, clusters int) {
+	t.Helper()
+	switch d.State {
+	case ranv1alpha1.StateNotStarted, ranv1alpha1.StateCannotStart, ranv1alpha1.StateNotCompleted,
+		ranv1alpha1.StateTimedOut, ranv1alpha1.StateCompleted:
+	default:
+		t.Fatalf("round %d: unknown state %+v", round, d)
+	}
+	if d.Reason == "" {
+		t.Fatalf("round %d: no reason in %+v", round, d)
+	}
+	if n := d.Progress.Done; n.Completed+n.TimedOut+n.Failed+n.Held > clusters {
+		t.Fatalf("round %d: counts %+v for %d clusters", round, n, clusters)
+	}
+}

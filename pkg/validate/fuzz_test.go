@@ -1,0 +1,63 @@
+package validate
+
+import (
+	"strings"
+	"testing"
+
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+// FuzzValidate validates hostile specs against a hub: Validate never panics; it resolves
+// every managed policy, in spec order, to one placed on a selected cluster, or gives a
+// known reason with a message.
+func FuzzValidate(f *testing.F) {
+	f.Add("platform-upgrade,operators", "sno-1,sno-2", "sno-1", false, "ns-a/platform-upgrade:sno-1,ns-b/operators:sno-2")
+	f.Add("p,p,", "a,,a", "zz,", false, "ns/p:a,other/p:a,ns/p:")
+	f.Add("p", "a", "", true, "")
+	f.Add("", "", "", false, "/:,:::")
+	f.Fuzz(func(t *testing.T, managed, selected, canaries string, backup bool, hub string) {
+		in := Input{ManagedPolicies: split(managed), Selected: split(selected), Canaries: split(canaries), Backup: backup}
+		for _, entry := range split(hub) {
+			key, cluster, _ := strings.Cut(entry, ":")
+			ns, name, _ := strings.Cut(key, "/")
+			in.Policies = append(in.Policies, Policy{Name: name, Namespace: ns,
+				Compliance: map[string]policyv1.ComplianceState{cluster: policyv1.NonCompliant}})
+		}
+		res := Validate(in)
+		if res.Problem != nil {
+			switch res.Problem.Reason {
+			case ranv1alpha1.ReasonBackupNotSupported, ranv1alpha1.ReasonInvalidCanaries,
+				ranv1alpha1.ReasonNotAllManagedPoliciesExist, ranv1alpha1.ReasonAmbiguousManagedPoliciesNames:
+			default:
+				t.Fatalf("unknown reason %+v", res.Problem)
+			}
+			if res.Problem.Message == "" {
+				t.Fatalf("no message: %+v", res.Problem)
+			}
+			return
+		}
+		if backup || len(res.Resolved) != len(in.ManagedPolicies) {
+			t.Fatalf("Validate(%+v) = %+v", in, res)
+		}
+		for i, p := range res.Resolved {
+			placed := false
+			for c := range p.Compliance {
+				placed = placed || strings.Contains(","+selected+",", ","+c+",")
+			}
+			if p.Name != in.ManagedPolicies[i] || !placed {
+				t.Fatalf("resolved %s to %+v", in.ManagedPolicies[i], p)
+			}
+		}
+		_ = DependencyOrder(res.Resolved)
+		_ = CompliantWithAll(res.Resolved, in.Selected)
+	})
+}
+
+func split(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
