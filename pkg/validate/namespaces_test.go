@@ -1,0 +1,84 @@
+package validate
+
+import (
+	"strings"
+	"testing"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+// TestAllowedNamespaces covers the operator's --policy-namespaces: only policies of the
+// allowed namespaces resolve, and a policy found only elsewhere is refused by name.
+func TestAllowedNamespaces(t *testing.T) {
+	hub := []Policy{
+		placed("ztp-common", "platform-upgrade", "sno-1", "sno-2"),
+		placed("tenant-a", "operators", "sno-1"),
+		placed("ztp-a", "site-config", "sno-1"),
+		placed("tenant-b", "site-config", "sno-1"),
+		placed("tenant-a", "hijack", "sno-1"),
+		placed("tenant-b", "hijack", "sno-2"),
+	}
+	selected := []string{"sno-1", "sno-2"}
+	cases := map[string]struct {
+		policies    []string
+		allowed     []string
+		wantReason  string
+		wantMessage string
+		wantNS      []string
+	}{
+		"no restriction resolves any namespace (TALM)": {
+			policies: []string{"operators", "platform-upgrade"},
+			wantNS:   []string{"tenant-a", "ztp-common"},
+		},
+		"an allowed namespace resolves": {
+			policies: []string{"platform-upgrade"}, allowed: []string{"ztp-common"},
+			wantNS: []string{"ztp-common"},
+		},
+		"a policy only in a forbidden namespace is refused, naming it and the allowed namespaces": {
+			policies: []string{"platform-upgrade", "operators"}, allowed: []string{"ztp-common", "ztp-a"},
+			wantReason:  ranv1alpha1.ReasonPolicyNamespaceNotAllowed,
+			wantMessage: "may not enforce: operators (in tenant-a); allowed namespaces (--policy-namespaces): ztp-common, ztp-a",
+		},
+		"every forbidden namespace of a name is listed": {
+			policies: []string{"hijack"}, allowed: []string{"ztp-common"},
+			wantReason: ranv1alpha1.ReasonPolicyNamespaceNotAllowed, wantMessage: "hijack (in tenant-a and tenant-b)",
+		},
+		"a copy in a forbidden namespace neither counts nor makes the name ambiguous": {
+			policies: []string{"site-config"}, allowed: []string{"ztp-a"},
+			wantNS: []string{"ztp-a"},
+		},
+		"the same name unrestricted is ambiguous": {
+			policies:   []string{"site-config"},
+			wantReason: ranv1alpha1.ReasonAmbiguousManagedPoliciesNames, wantMessage: "site-config (in tenant-b and ztp-a)",
+		},
+		"a refusal comes before missing policies": {
+			policies: []string{"nope", "operators"}, allowed: []string{"ztp-common"},
+			wantReason: ranv1alpha1.ReasonPolicyNamespaceNotAllowed, wantMessage: "operators (in tenant-a)",
+		},
+		"a missing policy stays missing under a restriction": {
+			policies: []string{"nope"}, allowed: []string{"ztp-common"},
+			wantReason: ranv1alpha1.ReasonNotAllManagedPoliciesExist, wantMessage: ": nope",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res := Validate(Input{ManagedPolicies: tc.policies, Selected: selected, Policies: hub, AllowedNamespaces: tc.allowed})
+			if tc.wantReason != "" {
+				if res.Problem == nil || res.Problem.Reason != tc.wantReason || !strings.Contains(res.Problem.Message, tc.wantMessage) {
+					t.Fatalf("problem %+v, want %s containing %q", res.Problem, tc.wantReason, tc.wantMessage)
+				}
+				return
+			}
+			if res.Problem != nil {
+				t.Fatalf("unexpected problem %+v", res.Problem)
+			}
+			var got []string
+			for _, p := range res.Resolved {
+				got = append(got, p.Namespace)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.wantNS, ",") {
+				t.Fatalf("resolved namespaces %v, want %v", got, tc.wantNS)
+			}
+		})
+	}
+}

@@ -1,0 +1,340 @@
+package rbac_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
+	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ztp"
+	"github.com/cgu-operator/cgu-operator/tests/harness"
+	"github.com/cgu-operator/cgu-operator/tests/sim"
+	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
+	"github.com/cgu-operator/cgu-operator/tests/world"
+)
+
+// joinFleet adds n clusters <label>-1..n labelled fleet=<label>, each with a simulated spoke
+// on from; spoke (nil: none) changes their specs. Unless ztpFlow, they are labelled
+// ztp-done, so that the ZTP controller leaves them alone.
+func joinFleet(ctx context.Context, label string, n int, ztpFlow bool, spoke func(*sim.SpokeSpec)) []string {
+	names := make([]string, n)
+	clusters := make([]world.Cluster, n)
+	specs := make([]sim.SpokeSpec, n)
+	for i := range n {
+		names[i] = fmt.Sprintf("%s-%d", label, i+1)
+		labels := map[string]string{"fleet": label}
+		if !ztpFlow {
+			labels[ztp.DoneLabel] = ""
+		}
+		clusters[i] = world.Cluster{Name: names[i], Labels: labels}
+		specs[i] = sim.SpokeSpec{Name: names[i], Version: from, Channel: channel}
+		if spoke != nil {
+			spoke(&specs[i])
+		}
+	}
+	ExpectWithOffset(1, hub.AddClusters(ctx, clusters...)).To(Succeed())
+	ExpectWithOffset(1, simulator.AddSpokes(specs...)).To(Succeed())
+	return names
+}
+
+// placePolicy places p on the fleet label and waits until it reports on n clusters.
+func placePolicy(ctx context.Context, p *policyv1.Policy, label string, n int) *policyv1.Policy {
+	ExpectWithOffset(1, hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": label}})).To(Succeed())
+	EventuallyWithOffset(1, func(g Gomega) map[string]policyv1.ComplianceState {
+		out, err := hub.Compliance(ctx, p.Namespace, p.Name)
+		g.Expect(err).NotTo(HaveOccurred())
+		return out
+	}).WithTimeout(settle).Should(HaveLen(n))
+	return p
+}
+
+// upgradePolicy places the inform policy <label>-upgrade, upgrading to to, on the two
+// clusters of the fleet label.
+func upgradePolicy(ctx context.Context, label string) *policyv1.Policy {
+	return placePolicy(ctx, world.UpgradePolicy(policyNS, label+"-upgrade", to, policyv1.Inform), label, 2)
+}
+
+func newCGU(namespace, name string, clusters []string, policyNames ...string) *ranv1alpha1.ClusterGroupUpgrade {
+	return &ranv1alpha1.ClusterGroupUpgrade{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+			Clusters: clusters, ManagedPolicies: policyNames, Enable: ptr.To(true),
+			RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: len(clusters), Timeout: 240},
+		},
+	}
+}
+
+func create(ctx context.Context, objs ...client.Object) {
+	for _, o := range objs {
+		if o.GetNamespace() != "" {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.GetNamespace()}}
+			ExpectWithOffset(1, client.IgnoreAlreadyExists(hub.Client.Create(ctx, ns))).To(Succeed())
+		}
+		ExpectWithOffset(1, hub.Client.Create(ctx, o)).To(Succeed())
+	}
+}
+
+func stored(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) *ranv1alpha1.ClusterGroupUpgrade {
+	return func(g Gomega) *ranv1alpha1.ClusterGroupUpgrade {
+		out := &ranv1alpha1.ClusterGroupUpgrade{}
+		g.Expect(hub.Client.Get(ctx, client.ObjectKeyFromObject(cgu), out)).To(Succeed())
+		return out
+	}
+}
+
+func state(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) ranv1alpha1.UpgradeState {
+	return func(g Gomega) ranv1alpha1.UpgradeState { return stored(ctx, cgu)(g).Status.State }
+}
+
+func condition(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, kind string) func(Gomega) *metav1.Condition {
+	return func(g Gomega) *metav1.Condition {
+		return meta.FindStatusCondition(stored(ctx, cgu)(g).Status.Conditions, kind)
+	}
+}
+
+func clusterLabels(ctx context.Context, name string) func(Gomega) map[string]string {
+	return func(g Gomega) map[string]string {
+		mc := &clusterv1.ManagedCluster{}
+		g.Expect(hub.Client.Get(ctx, client.ObjectKey{Name: name}, mc)).To(Succeed())
+		return mc.Labels
+	}
+}
+
+// owned counts the objects made for the CGU, in every namespace, of each kind the operator
+// deletes with it.
+func owned(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) int {
+	selector := client.MatchingLabels(policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}.Labels())
+	return func(g Gomega) int {
+		n := 0
+		for _, list := range []client.ObjectList{&policyv1.PlacementBindingList{}, &clusterv1beta1.PlacementList{},
+			&workv1.ManifestWorkList{}, &corev1.ConfigMapList{}} {
+			g.Expect(hub.Client.List(ctx, list, selector)).To(Succeed())
+			n += meta.LenList(list)
+		}
+		var ps policyv1.PolicyList
+		g.Expect(hub.Client.List(ctx, &ps, selector)).To(Succeed())
+		for _, p := range ps.Items {
+			if p.Labels[sim.RootPolicyLabel] == "" { // replicas go with their root
+				n++
+			}
+		}
+		return n
+	}
+}
+
+// work tells whether the CGU's ManifestWork of a template for a role exists on a cluster.
+func work(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, role manifestwork.Role, template, cluster string) func(Gomega) bool {
+	return func(g Gomega) bool {
+		key := client.ObjectKey{Namespace: cluster, Name: manifestwork.Name(cgu.Namespace, cgu.Name, role, template)}
+		err := hub.Client.Get(ctx, key, &workv1.ManifestWork{})
+		if apierrors.IsNotFound(err) {
+			return false
+		}
+		g.Expect(err).NotTo(HaveOccurred())
+		return true
+	}
+}
+
+// deleteAndWait deletes the CGU and waits until it and everything it made are gone.
+func deleteAndWait(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
+	ExpectWithOffset(1, hub.Client.Delete(ctx, cgu)).To(Succeed())
+	EventuallyWithOffset(1, func() bool {
+		return apierrors.IsNotFound(hub.Client.Get(ctx, client.ObjectKeyFromObject(cgu), &ranv1alpha1.ClusterGroupUpgrade{}))
+	}).WithTimeout(settle).Should(BeTrue(), "the finalizer is removed")
+	EventuallyWithOffset(1, owned(ctx, cgu)).WithTimeout(settle).Should(BeZero())
+}
+
+var _ = Describe("The operator with exactly its generated ClusterRole", func() {
+	It("rolls out in Copy mode to completion, labels each completed cluster, and cleans up when deleted", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "copy", 2, false, nil)
+		p := upgradePolicy(ctx, "copy")
+		cgu := newCGU("cgu-copy", "upgrade", clusters, p.Name)
+		cgu.Spec.RemediationStrategy.MaxConcurrency = 1
+		cgu.Spec.Actions = ranv1alpha1.Actions{
+			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"upgrading": "true"}}},
+			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"upgraded": to}, RemoveClusterLabels: []string{"upgrading"}}, DeleteObjects: ptr.To(false)},
+		}
+		create(ctx, cgu)
+
+		Eventually(state(ctx, cgu)).WithTimeout(2 * settle).Should(Equal(ranv1alpha1.StateCompleted))
+		for _, c := range clusters {
+			Expect(clusterLabels(ctx, c)(Default)).To(And(HaveKeyWithValue("upgraded", to), Not(HaveKey("upgrading"))))
+		}
+		Expect(owned(ctx, cgu)(Default)).NotTo(BeZero(), "deleteObjects false keeps the copies until the CGU goes")
+		deleteAndWait(ctx, cgu)
+	})
+
+	It("rolls out in Override mode to completion", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "override", 2, false, nil)
+		p := upgradePolicy(ctx, "override")
+		cgu := newCGU("cgu-override", "upgrade", clusters, p.Name)
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementOverride
+		create(ctx, cgu)
+
+		Eventually(state(ctx, cgu)).WithTimeout(2 * settle).Should(Equal(ranv1alpha1.StateCompleted))
+		Eventually(owned(ctx, cgu)).WithTimeout(settle).Should(BeZero(), "deleted on completion")
+		deleteAndWait(ctx, cgu)
+	})
+
+	It("pre-caches through views and actions, with a PreCachingConfig, then deletes them", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "precache", 2, false, nil)
+		p := upgradePolicy(ctx, "precache")
+		const ns = "cgu-precache"
+		pc := &ranv1alpha1.PreCachingConfig{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "precache-config"},
+			Spec: ranv1alpha1.PreCachingConfigSpec{SpaceRequired: "1Mi", Overrides: ranv1alpha1.PrecacheOverrides{
+				PlatformImage: "quay.io/openshift-release-dev/ocp-release@sha256:" + strings.Repeat("ab", 32)}},
+		}
+		create(ctx, pc)
+		cgu := newCGU(ns, "upgrade", clusters, p.Name)
+		cgu.Spec.Enable = ptr.To(false)
+		cgu.Spec.PreCaching = true
+		cgu.Spec.PreCachingConfigRef = ranv1alpha1.PreCachingConfigCR{Namespace: ns, Name: pc.Name}
+		create(ctx, cgu)
+
+		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)).WithTimeout(settle).ShouldNot(BeNil(),
+			"every cluster's precache Job ran and reported")
+		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecacheSpecValid)(Default)).To(HaveField("Status", metav1.ConditionTrue))
+		deleteAndWait(ctx, cgu)
+	})
+
+	It("approves a Manual InstallPlan through views and actions", func(ctx SpecContext) {
+		const olmNS, pkg = "openshift-sriov-network-operator", "sriov-network-operator"
+		const csvFrom, csvTo = "sriov-network-operator.v4.16.0", "sriov-network-operator.v4.16.1"
+		clusters := joinFleet(ctx, "olm", 1, false, func(s *sim.SpokeSpec) {
+			s.Operators = []sim.InstalledOperator{{Package: pkg, Namespace: olmNS, Channel: "stable",
+				InstalledCSV: csvFrom, Available: []string{csvTo}, Approval: sim.ApprovalManual}}
+		})
+		sub := map[string]any{
+			"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+			"metadata": map[string]any{"name": pkg, "namespace": olmNS},
+			"spec": map[string]any{"name": pkg, "channel": "stable", "source": sim.DefaultCatalogSource,
+				"sourceNamespace": sim.MarketplaceNamespace, "installPlanApproval": sim.ApprovalManual},
+			"status": map[string]any{"installedCSV": csvTo, "state": sim.SubscriptionStateAtLatest},
+		}
+		p := placePolicy(ctx, world.NewPolicy(policyNS, "olm-sub", policyv1.Inform,
+			world.ConfigPolicy{Name: "olm-sub", Objects: []map[string]any{sub}}), "olm", 1)
+		cgu := newCGU("cgu-olm", "upgrade", clusters, p.Name)
+		create(ctx, cgu)
+
+		Eventually(state(ctx, cgu)).WithTimeout(2 * settle).Should(Equal(ranv1alpha1.StateCompleted))
+		installed, err := simulator.Object(clusters[0], sim.SubscriptionGVK, olmNS, pkg)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(installed.Object).To(HaveKeyWithValue("status", HaveKeyWithValue("installedCSV", csvTo)))
+		deleteAndWait(ctx, cgu)
+	})
+
+	It("rolls ManifestWorks out as steps and pre- and post-upgrade actions, and deletes them", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "works", 2, false, nil)
+		p := upgradePolicy(ctx, "works")
+		const ns = "cgu-works"
+		templates := sampleTemplates("clustergroupupgrade-upgrade-actions.yaml", ns)
+		Expect(templates).To(HaveKey("backup"))
+		Expect(templates).To(HaveKey("smoke-test"))
+		create(ctx, templates["backup"], templates["smoke-test"])
+		for _, c := range clusters {
+			Expect(simulator.Mutate(c, func(objects configpolicy.Store) error {
+				n := &unstructured.Unstructured{}
+				n.SetAPIVersion("v1")
+				n.SetKind("Namespace")
+				n.SetName("openshift-adp")
+				return objects.Create(n)
+			})).To(Succeed())
+		}
+		// One cluster each, so that neither rollout holds a cluster the other works on.
+		actions, stepped := clusters[0], clusters[1]
+		cgu := newCGU(ns, "upgrade", []string{actions}, p.Name)
+		cgu.Spec.PreUpgradeActions = []string{"backup"}
+		cgu.Spec.PostUpgradeActions = []string{"smoke-test"}
+		cgu.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{DeleteObjects: ptr.To(false)} // kept until deleted
+		steps := newCGU(ns, "steps", []string{stepped})
+		steps.Spec.ManifestWorkTemplates = []string{"backup"}
+		steps.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{DeleteObjects: ptr.To(false)} // kept until deleted
+		create(ctx, cgu, steps)
+
+		By("the cluster gets its pre-upgrade action, then, upgraded, its post-upgrade action; the other gets the step")
+		status := func() string { return fmt.Sprintf("%+v", stored(ctx, cgu)(Default).Status.CurrentBatch) }
+		Eventually(work(ctx, cgu, manifestwork.RolePre, "backup", actions)).WithTimeout(settle).Should(BeTrue(), status)
+		Eventually(func() (string, error) { return simulator.DesiredVersion(actions) }).WithTimeout(settle).Should(Equal(to), status)
+		Eventually(work(ctx, cgu, manifestwork.RolePost, "smoke-test", actions)).WithTimeout(settle).Should(BeTrue(), status)
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted), status)
+		stepsStatus := func() string { return fmt.Sprintf("%+v", stored(ctx, steps)(Default).Status) }
+		Eventually(state(ctx, steps)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted), stepsStatus)
+		Expect(work(ctx, steps, manifestwork.RoleStep, "backup", stepped)(Default)).To(BeTrue())
+		for _, c := range []*ranv1alpha1.ClusterGroupUpgrade{cgu, steps} {
+			deleteAndWait(ctx, c)
+		}
+	})
+
+	It("takes a new cluster through its ZTP wave policies to ztp-done", func(ctx SpecContext) {
+		p := world.NewPolicy(policyNS, "ztp-wave-upgrade", policyv1.Inform,
+			world.ConfigPolicy{Name: "ztp-wave-upgrade", Objects: []map[string]any{world.ClusterVersionUpdated(to)}})
+		p.Annotations = map[string]string{ztp.WaveAnnotation: "10"}
+		Expect(hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "ztp"}})).To(Succeed())
+		name := joinFleet(ctx, "ztp", 1, true, nil)[0]
+
+		Eventually(clusterLabels(ctx, name)).WithTimeout(2 * settle).Should(HaveKey(ztp.DoneLabel))
+		cgu := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: ztp.Namespace, Name: name}}
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+	})
+})
+
+var _ = Describe("--policy-namespaces", func() {
+	It("refuses a rollout whose policy is only in a namespace it does not allow; it never starts", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "tenant", 1, false, nil)
+		p := placePolicy(ctx, world.UpgradePolicy(forbiddenNS, "tenant-upgrade", to, policyv1.Inform), "tenant", 1)
+		cgu := newCGU("cgu-tenant", "upgrade", clusters, p.Name)
+		create(ctx, cgu)
+
+		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionValidated)).WithTimeout(settle).Should(And(Not(BeNil()),
+			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", ranv1alpha1.ReasonPolicyNamespaceNotAllowed),
+			HaveField("Message", And(ContainSubstring("tenant-upgrade (in "+forbiddenNS+")"), ContainSubstring("allowed namespaces (--policy-namespaces): "+policyNS)))))
+		Consistently(func(g Gomega) {
+			cur := stored(ctx, cgu)(g)
+			g.Expect(cur.Status.StartedAt).To(BeNil())
+			g.Expect(cur.Status.State).To(Equal(ranv1alpha1.StateCannotStart))
+		}).WithTimeout(3 * time.Second).Should(Succeed())
+		Expect(owned(ctx, cgu)(Default)).To(BeZero(), "nothing was enforced")
+		Expect(simulator.DesiredVersion(clusters[0])).To(BeEmpty())
+		deleteAndWait(ctx, cgu)
+	})
+
+	It("holds ZTP rollouts to it too", func(ctx SpecContext) {
+		p := world.NewPolicy(forbiddenNS, "tenant-wave", policyv1.Inform,
+			world.ConfigPolicy{Name: "tenant-wave", Objects: []map[string]any{world.ClusterVersionUpdated(to)}})
+		p.Annotations = map[string]string{ztp.WaveAnnotation: "1"}
+		Expect(hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "ztp-tenant"}})).To(Succeed())
+		name := joinFleet(ctx, "ztp-tenant", 1, true, nil)[0]
+		cgu := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: ztp.Namespace, Name: name}}
+
+		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionValidated)).WithTimeout(2 * settle).Should(And(Not(BeNil()),
+			HaveField("Reason", ranv1alpha1.ReasonPolicyNamespaceNotAllowed), HaveField("Message", ContainSubstring("tenant-wave"))))
+		Expect(stored(ctx, cgu)(Default).Status.StartedAt).To(BeNil())
+		Expect(clusterLabels(ctx, name)(Default)).NotTo(HaveKey(ztp.DoneLabel))
+	})
+})
+
+// sampleTemplates reads the ManifestWorkReplicaSets of a sample, put in namespace.
+func sampleTemplates(file, namespace string) map[string]*workv1alpha1.ManifestWorkReplicaSet {
+	templates, err := harness.SampleTemplates(file, namespace)
+	Expect(err).NotTo(HaveOccurred())
+	return templates
+}
