@@ -1,0 +1,310 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// TestFleetRollout runs one fleet benchmark (BENCH_FLEET and the other variables of
+// configFromEnv; a 50-cluster smoke fleet without them): the floor driver on a fresh hub
+// world, then the operator on another fresh one, the same fleet on each, and logs a report
+// (appended to the file BENCH_OUT names too).
+func TestFleetRollout(t *testing.T) {
+	c, smoke, err := configFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smoke && testing.Short() {
+		t.Skip("the smoke fleet takes about a minute")
+	}
+	log := logr.Discard()
+	if path := os.Getenv("BENCH_LOG"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		log = zap.New(zap.WriteTo(f))
+	}
+	ctrl.SetLogger(log)
+	klog.SetLogger(logr.Discard())
+	mem := startMemorySampler(200 * time.Millisecond)
+	defer mem.close()
+	var results []phaseResult
+	for _, phase := range c.phases {
+		r := runPhase(t, c, phase, mem)
+		t.Log(r.summary())
+		results = append(results, r)
+	}
+	rep := report(c, results)
+	t.Log("\n" + rep)
+	if out := os.Getenv("BENCH_OUT"); out != "" {
+		if err := appendFile(out, rep); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, r := range results {
+		if r.err != nil && smoke {
+			t.Errorf("%s: %v", r.phase, r.err)
+		}
+	}
+}
+
+// phaseResult holds what one phase measured.
+type phaseResult struct {
+	phase             string
+	joined, settled   time.Duration
+	batches           int
+	converged         time.Duration // rollout start to the last cluster done
+	completed         time.Duration // rollout start to the CGU Completed (operator)
+	switches          []time.Duration
+	heapBase, rssBase uint64
+	heapPeak, rssPeak uint64
+	// heapLive is the heap after a collection at the end of the rollout, the hub world still
+	// running: what the process keeps, without the garbage the peak includes.
+	heapLive     uint64
+	requests     *requestCounts
+	reconciles   map[string]int
+	reconcileP99 time.Duration
+	maxDepth     int
+	// load is the 1-minute load average at the start and at the end of the rollout.
+	load     [2]string
+	clusters int
+	err      error
+}
+
+func runPhase(t *testing.T, c config, phase string, mem *memorySampler) phaseResult {
+	r := phaseResult{phase: phase, clusters: c.clusters}
+	ctx, cancel := context.WithTimeout(t.Context(), c.timeout)
+	defer cancel()
+	progress := func(s string) { t.Logf("%s %s: %s", phase, time.Now().Format(time.TimeOnly), s) }
+	f, err := startFleet(ctx, c, progress)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer func() {
+		if err := f.hub.Stop(); err != nil {
+			t.Errorf("%s: stopping the hub: %v", phase, err)
+		}
+		runtime.GC()
+	}()
+	r.joined, r.settled = f.joined, f.settled
+	progress(fmt.Sprintf("joined in %s, settled in %s", r.joined.Round(time.Millisecond), r.settled.Round(time.Millisecond)))
+	obs, err := startObserver(ctx, f.hub, f.policyNames())
+	if err != nil {
+		r.err = err
+		return r
+	}
+	r.load[0] = loadAverage()
+	switch phase {
+	case "floor":
+		r.heapBase, r.rssBase = mem.reset()
+		r.err = runFloor(ctx, f, obs, c, &r)
+	case "operator":
+		r.heapBase, r.rssBase = mem.reset()
+		r.err = runOperator(ctx, f, obs, c, &r)
+	default:
+		r.err = fmt.Errorf("unknown phase %q (floor, operator)", phase)
+	}
+	r.heapPeak, r.rssPeak = mem.peaks()
+	r.load[1] = loadAverage()
+	r.heapLive = liveHeap()
+	return r
+}
+
+// liveHeap collects garbage and returns the heap left.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// loadAverage is the machine's 1-minute load average.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(data))[0]
+}
+
+func runFloor(ctx context.Context, f *fleet, obs *observer, c config, r *phaseResult) error {
+	batches := f.batches(c.maxConcurrency)
+	r.batches = len(batches)
+	d := &floorDriver{client: f.hub.Client, obs: obs, policies: f.policies, batches: batches}
+	start := time.Now()
+	err := d.run(ctx)
+	_, last := obs.done(f.clusters)
+	if !last.IsZero() {
+		r.converged = last.Sub(start)
+	}
+	r.switches, _ = obs.switches(batches)
+	return err
+}
+
+func runOperator(ctx context.Context, f *fleet, obs *observer, c config, r *phaseResult) error {
+	run, err := startOperator(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		r.maxDepth = run.close()
+		counts := run.requests.snapshot()
+		r.requests = &counts
+		r.reconciles, r.reconcileP99 = reconcileStats(controllerFamilies(), operatorController)
+	}()
+	cgu := newUpgrade(f, c.maxConcurrency)
+	start := time.Now()
+	if err := f.hub.Client.Create(ctx, cgu); err != nil {
+		return err
+	}
+	completedAt, err := waitCompleted(ctx, f, cgu)
+	_, last := obs.done(f.clusters)
+	if !last.IsZero() {
+		r.converged = last.Sub(start)
+	}
+	batches, planErr := planOf(ctx, f)
+	r.batches = len(batches)
+	r.switches, _ = obs.switches(batches)
+	if err != nil {
+		n, _ := obs.done(f.clusters)
+		return fmt.Errorf("operator: %d of %d clusters done: %w", n, len(f.clusters), err)
+	}
+	r.completed = completedAt.Sub(start)
+	if planErr != nil {
+		return planErr
+	}
+	return waitCleanedUp(ctx, f)
+}
+
+func (r phaseResult) summary() string {
+	s := fmt.Sprintf("%s: converged in %s over %d batches, switches %v, heap peak %s, RSS peak %s",
+		r.phase, r.converged.Round(time.Millisecond), r.batches, roundAll(r.switches), mib(r.heapPeak), mib(r.rssPeak))
+	if r.err != nil {
+		s += fmt.Sprintf(" (error: %v)", r.err)
+	}
+	return s
+}
+
+func roundAll(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(time.Millisecond)
+	}
+	return out
+}
+
+func mib(b uint64) string { return fmt.Sprintf("%d MiB", b>>20) }
+
+// percentile is the nearest-rank percentile of ds.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(ds))
+	i := int(p*float64(len(s))+0.999999) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// report renders the results as the markdown of docs/benchmarks.md.
+func report(c config, results []phaseResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#### %s (%s names)\n\n", c, map[bool]string{true: "63-character", false: "short"}[c.longNames])
+	var floor, op *phaseResult
+	for i := range results {
+		switch results[i].phase {
+		case "floor":
+			floor = &results[i]
+		case "operator":
+			op = &results[i]
+		}
+	}
+	b.WriteString("| | floor | operator |\n|---|---|---|\n")
+	row := func(name string, f func(*phaseResult) string) {
+		cell := func(r *phaseResult) string {
+			if r == nil {
+				return "—"
+			}
+			return f(r)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, cell(floor), cell(op))
+	}
+	row("fleet joined / settled", func(r *phaseResult) string {
+		return fmt.Sprintf("%s / %s", r.joined.Round(100*time.Millisecond), r.settled.Round(100*time.Millisecond))
+	})
+	row("converged (start to last cluster Compliant)", func(r *phaseResult) string {
+		s := r.converged.Round(100 * time.Millisecond).String()
+		if r.phase == "operator" && floor != nil && floor.converged > 0 && r.converged > 0 {
+			s += fmt.Sprintf(" (%.2fx floor)", r.converged.Seconds()/floor.converged.Seconds())
+		}
+		if r.completed > 0 {
+			s += fmt.Sprintf("; CGU Completed at %s", r.completed.Round(100*time.Millisecond))
+		}
+		if r.err != nil {
+			s += " — " + strings.ReplaceAll(r.err.Error(), "|", "/")
+		}
+		return s
+	})
+	row("batches; switch p50 / p99 / max", func(r *phaseResult) string {
+		return fmt.Sprintf("%d; %s / %s / %s", r.batches, percentile(r.switches, 0.5).Round(time.Millisecond),
+			percentile(r.switches, 0.99).Round(time.Millisecond), percentile(r.switches, 1).Round(time.Millisecond))
+	})
+	row("load average at start / end of the rollout", func(r *phaseResult) string { return r.load[0] + " / " + r.load[1] })
+	row("process heap peak / RSS peak (at start)", func(r *phaseResult) string {
+		return fmt.Sprintf("%s / %s (%s / %s)", mib(r.heapPeak), mib(r.rssPeak), mib(r.heapBase), mib(r.rssBase))
+	})
+	row("process live heap at the end", func(r *phaseResult) string { return mib(r.heapLive) })
+	if op != nil && op.requests != nil {
+		writeRequests(&b, c, op)
+	}
+	return b.String()
+}
+
+func writeRequests(b *strings.Builder, c config, op *phaseResult) {
+	rq := op.requests
+	n := float64(c.clusters)
+	all := total(rq.after, anyVerb)
+	writes := total(rq.after, isWrite)
+	lists := total(rq.after, func(v string) bool { return v == "LIST" })
+	fmt.Fprintf(b, "\nOperator: %d requests during the rollout (%.3f per cluster), %d writes (%.3f per cluster), "+
+		"%d LISTs after the caches synced, %d requests before; largest object written %d bytes (%s); "+
+		"%d reconciles %v, p99 %s; work queue depth at most %d.\n\n",
+		all, float64(all)/n, writes, float64(writes)/n, lists, total(rq.before, anyVerb), rq.largest, rq.largestOf,
+		sum(op.reconciles), op.reconciles, op.reconcileP99.Round(time.Millisecond), op.maxDepth)
+	b.WriteString("| request | during the rollout | per cluster |\n|---|---|---|\n")
+	for _, k := range slices.Sorted(maps.Keys(rq.after)) {
+		fmt.Fprintf(b, "| %s | %d | %.3f |\n", k, rq.after[k], float64(rq.after[k])/n)
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func appendFile(path, s string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(s + "\n")
+	return errors.Join(err, f.Close())
+}
