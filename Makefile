@@ -92,12 +92,49 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: test
-test: envtest-assets ## Run every test: unit tests and the Ginkgo suites on envtest.
+test: envtest-assets ## Run every test: unit tests and the Ginkgo suites on envtest, then every fuzz target briefly.
 	go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) fuzz-smoke
+
+# How long each fuzz target runs: `make fuzz` (FUZZTIME) and the smoke run `make test` ends with
+# (FUZZ_SMOKE_TIME). The targets are those `go test -list '^Fuzz'` lists in the packages whose
+# tests declare one; `go test -fuzz` takes one package and one target at a time. A crasher
+# fails the run and is written to the package's testdata/fuzz.
+FUZZTIME ?= 1m
+FUZZ_SMOKE_TIME ?= 2s
+
+define run-fuzz
+	@pkgs=$$(grep -rlE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(' . | xargs -n1 dirname | sort -u); \
+	targets=$$(go test -list '^Fuzz' $$pkgs | awk '/^Fuzz/ {n[++c] = $$1; next} /^ok/ {for (i = 1; i <= c; i++) print $$2 "," n[i]; c = 0}'); \
+	for t in $$targets; do \
+		echo "go test -run '^$$' -fuzz '^$${t#*,}$$' -fuzztime $(1) $${t%%,*}"; \
+		go test -run '^$$' -fuzz "^$${t#*,}$$" -fuzztime $(1) $${t%%,*} || exit 1; \
+	done
+endef
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (default 1m).
+	$(call run-fuzz,$(FUZZTIME))
+
+.PHONY: fuzz-smoke
+fuzz-smoke: ## Run every fuzz target for FUZZ_SMOKE_TIME each (default 2s), as make test does.
+	$(call run-fuzz,$(FUZZ_SMOKE_TIME))
 
 .PHONY: bench
 bench: ## Run the benchmarks (no tests); BENCH=regexp selects some.
 	go test -run '^$$' -bench '$(or $(BENCH),.)' -benchmem ./pkg/... ./tests/sim/configpolicy/
+
+# A fleet rollout benchmark (docs/benchmarks.md, "Fleet rollouts"): FLEET is
+# <clusters>x<policies>/<maxConcurrency>, FLEET_UPGRADE how long each cluster's upgrade takes
+# (empty: at once), FLEET_TIMEOUT bounds each phase, BENCH_OUT=file appends the report there.
+FLEET ?= 1000x2/250
+FLEET_UPGRADE ?=
+FLEET_TIMEOUT ?= 30m
+
+.PHONY: bench-fleet
+bench-fleet: envtest-assets ## Roll a simulated fleet out with the floor driver, then the operator (FLEET=1000x2/250, FLEET_UPGRADE=30s, FLEET_TIMEOUT=30m).
+	BENCH_FLEET='$(FLEET)' BENCH_UPGRADE='$(FLEET_UPGRADE)' BENCH_TIMEOUT='$(FLEET_TIMEOUT)' \
+		go test -count=1 -v -timeout 3h -run '^TestFleetRollout$$' ./tests/bench/
 
 .PHONY: envtest-assets
 envtest-assets: $(KUBE_APISERVER) $(ETCD) ## Build envtest's kube-apiserver and etcd from Go modules into bin/k8s.

@@ -58,25 +58,31 @@ type ClusterGroupUpgradeReconciler struct {
 	MaxConcurrentPrecaching int
 	// PrecacheTimeout bounds each cluster's precache Job.
 	PrecacheTimeout time.Duration
+	// PolicyNamespaces are the namespaces whose managed policies a rollout may enforce;
+	// empty allows every namespace (TALM). A rollout naming a policy found only elsewhere
+	// is not Validated (PolicyNamespaceNotAllowed) and never starts.
+	PolicyNamespaces []string
 }
 
-// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades/status,verbs=get;update;patch
+// Least privilege (docs/reliability.md): reads of cached kinds go through informers, which
+// need list and watch only; get is granted where the API reader reads one object.
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades,verbs=list;watch;patch
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades/status,verbs=update
 // +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades/finalizers,verbs=update
-// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgradebatches,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgradebatches/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=policy.open-cluster-management.io,resources=policies;placementbindings,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placements,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placementdecisions,verbs=get;list;watch
-// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersetbindings,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgradebatches,verbs=list;watch;create;delete
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgradebatches/status,verbs=update
+// +kubebuilder:rbac:groups=policy.open-cluster-management.io,resources=policies;placementbindings,verbs=list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placements,verbs=list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placementdecisions,verbs=list;watch
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=list;watch;patch
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersetbindings,verbs=list;watch;create
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersets/bind,verbs=create
-// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworkreplicasets,verbs=get;list;watch
-// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworkreplicasets,verbs=list;watch
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;update;delete
-// +kubebuilder:rbac:groups=ran.openshift.io,resources=precachingconfigs,verbs=get;list;watch
-// +kubebuilder:rbac:groups=view.open-cluster-management.io,resources=managedclusterviews,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=action.open-cluster-management.io,resources=managedclusteractions,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=precachingconfigs,verbs=list;watch
+// +kubebuilder:rbac:groups=view.open-cluster-management.io,resources=managedclusterviews,verbs=list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=action.open-cluster-management.io,resources=managedclusteractions,verbs=list;watch;create;delete
 
 // Reconcile runs the phases of a ClusterGroupUpgrade and patches its status once.
 func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

@@ -157,7 +157,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherStart(ctx context.Context, s *scop
 	if s.started {
 		return nil
 	}
-	f, err := preview.Gather(ctx, r.Client, s.cgu)
+	f, err := preview.GatherIn(ctx, r.Client, s.cgu, preview.Scope{PolicyNamespaces: r.PolicyNamespaces})
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherFrozen(ctx context.Context, s *sco
 func (r *ClusterGroupUpgradeReconciler) frozenPolicies(ctx context.Context, s *scope) error {
 	refs := s.before.ManagedPoliciesForUpgrade
 	if len(refs) == 0 { // status lost its policies: resolve them again on the plan's clusters
-		f, err := preview.Gather(ctx, r.Client, s.cgu)
+		f, err := preview.GatherIn(ctx, r.Client, s.cgu, preview.Scope{PolicyNamespaces: r.PolicyNamespaces})
 		s.roots = f.Policies
 		return err
 	}
@@ -422,6 +422,9 @@ func (r *ClusterGroupUpgradeReconciler) applyEnforcement(ctx context.Context, s 
 	clusters := map[int][]string{}
 	for i, p := range s.roots {
 		if p == nil {
+			if err := r.releaseDeleted(ctx, s, i); err != nil {
+				return err
+			}
 			continue
 		}
 		clusters[len(roots)] = s.decision.Enforce[i]
@@ -434,6 +437,21 @@ func (r *ClusterGroupUpgradeReconciler) applyEnforcement(ctx context.Context, s 
 			r.Metrics.RemediationError(metrics.OperationPlacement)
 		}
 		return fmt.Errorf("enforcing the managed policies: %w", err)
+	}
+	return nil
+}
+
+// releaseDeleted deletes what enforced the i-th managed policy, deleted since the rollout
+// froze it: its enforce copy would outlive it and go on enforcing on the clusters it was
+// last bound to. The clusters working on it stay there until their batch times out.
+func (r *ClusterGroupUpgradeReconciler) releaseDeleted(ctx context.Context, s *scope, i int) error {
+	if i >= len(s.before.ManagedPoliciesForUpgrade) {
+		return nil
+	}
+	ref := s.before.ManagedPoliciesForUpgrade[i]
+	if err := r.writer().Release(ctx, s.owner, mode(s.cgu), ref.Namespace, ref.Name); err != nil {
+		r.Metrics.RemediationError(metrics.OperationPlacement)
+		return fmt.Errorf("releasing the deleted managed policy %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
 	return nil
 }

@@ -78,9 +78,9 @@ type ZTPReconciler struct {
 	Settle time.Duration
 }
 
-// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=policy.open-cluster-management.io,resources=policies,verbs=get;list
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=list;watch;patch
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades,verbs=list;watch;create;delete
+// +kubebuilder:rbac:groups=policy.open-cluster-management.io,resources=policies,verbs=list
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=create
 
 // Reconcile takes one ManagedCluster a step through the ZTP flow.

@@ -190,6 +190,9 @@ type MaintenanceWindow struct {
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
 	Start string `json:"start"`
 	// Duration is how long the window stays open, for example "4h" (at most a week).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|ms|s|m|h))+)$') && duration(self) >= duration('0s')",message="spec.maintenanceWindows.windows[].duration must be a duration such as 90m or 1h30m"
 	Duration metav1.Duration `json:"duration"`
 	// TimeZone is an IANA time zone name such as "Europe/Paris"; empty means UTC.
 	// +optional
@@ -238,6 +241,7 @@ type ClusterGroupUpgradeSpec struct {
 	// ManagedPolicies names the inform policies to remediate, in order. Each name is looked
 	// up among the policies propagated to the selected clusters, in any namespace.
 	// +optional
+	// +listType=set
 	// +kubebuilder:validation:XValidation:rule="self.all(n, n != '')",message="spec.managedPolicies must not contain an empty name"
 	ManagedPolicies []string `json:"managedPolicies,omitempty"`
 
@@ -346,6 +350,9 @@ type ClusterGroupUpgradeSpec struct {
 	// batch counts as done and the next may start, for example "30m". An addition to TALM's
 	// API.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|ms|s|m|h))+)$') && duration(self) >= duration('0s')",message="spec.batchSoak must be a duration such as 90m or 1h30m"
 	BatchSoak *metav1.Duration `json:"batchSoak,omitempty"`
 
 	// MaxFailures is the failure budget: a count (3) or a percentage of the planned clusters
@@ -353,13 +360,16 @@ type ClusterGroupUpgradeSpec struct {
 	// rollout ends. Absent means no budget. An addition to TALM's API.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$')",message="spec.maxFailures must be a non-negative count or a percentage such as 10%"
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 2147483647 : self.matches('^0*([0-9]{1,2}|100)%$')",message="spec.maxFailures must be a non-negative count or a percentage such as 10% (at most 2147483647, or 100%)"
 	MaxFailures *intstr.IntOrString `json:"maxFailures,omitempty"`
 
 	// ClusterProgressDeadline is how long a cluster may take from the start of its batch
 	// before it times out, whatever the batch's share of the timeout, for example "90m". An
 	// addition to TALM's API.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|ms|s|m|h))+)$') && duration(self) >= duration('0s')",message="spec.clusterProgressDeadline must be a duration such as 90m or 1h30m"
 	ClusterProgressDeadline *metav1.Duration `json:"clusterProgressDeadline,omitempty"`
 
 	// UpgradeChecks judge, per cluster, the platform upgrade the managed policies ask for

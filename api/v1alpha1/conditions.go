@@ -50,6 +50,11 @@ const (
 	// ReasonAmbiguousManagedPoliciesNames (Validated=False): a managed policy name exists
 	// in more than one namespace; the message names both.
 	ReasonAmbiguousManagedPoliciesNames = "AmbiguousManagedPoliciesNames"
+	// ReasonPolicyNamespaceNotAllowed (Validated=False): a managed policy is found, placed
+	// on the selected clusters, only in namespaces the operator's --policy-namespaces does
+	// not allow; the message names each such policy with its namespaces, and the allowed
+	// namespaces. The rollout never starts.
+	ReasonPolicyNamespaceNotAllowed = "PolicyNamespaceNotAllowed"
 	// ReasonInvalidCanaries (Validated=False): canaries that are not selected clusters.
 	ReasonInvalidCanaries = "InvalidCanaries"
 	// ReasonPolicyDependencyOrder (Validated=False): a managed policy comes before a

@@ -128,6 +128,9 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 positive(opts.LeaseDuration),
+		RenewDeadline:                 positive(opts.RenewDeadline),
+		RetryPeriod:                   positive(opts.RetryPeriod),
 		GracefulShutdownTimeout:       &shutdown,
 		Controller:                    ctrlconfig.Controller{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &opts.SkipNameValidation},
 	})
@@ -150,6 +153,14 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// positive returns a pointer to d, or nil (the default) when d is not positive.
+func positive(d time.Duration) *time.Duration {
+	if d <= 0 {
+		return nil
+	}
+	return &d
 }
 
 // isViews tells the ManagedClusterView API.
@@ -188,6 +199,7 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 		SpokeImage:              opts.SpokeImage,
 		MaxConcurrentPrecaching: opts.MaxConcurrentPrecaching,
 		PrecacheTimeout:         opts.PrecacheTimeout,
+		PolicyNamespaces:        opts.PolicyNamespaces,
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)

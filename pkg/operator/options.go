@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
 
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
@@ -27,6 +30,11 @@ type Options struct {
 	// LeaderElectionNamespace holds the leader lease; empty means the namespace the
 	// manager runs in.
 	LeaderElectionNamespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod time the leader election: how long a
+	// lease holds without renewal, how long the leader keeps trying to renew before it
+	// gives up leading, and how often candidates try. The defaults are controller-runtime's;
+	// the tests shorten them. Zero means controller-runtime's default. There are no flags.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// QPS and Burst bound the client's request rate to the kube-apiserver.
 	QPS   float32
 	Burst int
@@ -55,6 +63,10 @@ type Options struct {
 	// ZTPSettle is how long a cluster must have been Available before the ZTP controller
 	// reads its policies, so that the propagator has replicated them all.
 	ZTPSettle time.Duration
+	// PolicyNamespaces restricts the namespaces whose managed policies a ClusterGroupUpgrade
+	// may enforce, ZTP's included; empty (the default) allows every namespace, as TALM
+	// does, where ZTP keeps ClusterGroupUpgrades and policies in different namespaces.
+	PolicyNamespaces []string
 	// Clock tells the controllers the time; nil is the real clock. Tests and the demo
 	// inject theirs; there is no flag.
 	Clock clock.PassiveClock
@@ -74,6 +86,9 @@ func DefaultOptions() Options {
 		SecureMetrics:           true,
 		ProbeAddr:               ":8081",
 		LeaderElect:             true,
+		LeaseDuration:           15 * time.Second,
+		RenewDeadline:           10 * time.Second,
+		RetryPeriod:             2 * time.Second,
 		QPS:                     50,
 		Burst:                   100,
 		Workers:                 4,
@@ -127,10 +142,23 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Run the ZTP controller: clusters that become Available without the ztp-done label go through their ztp-deploy-wave policies.")
 	fs.DurationVar(&o.ZTPSettle, "ztp-settle", o.ZTPSettle,
 		"How long a cluster must have been Available before the ZTP controller reads its policies.")
+	fs.Func("policy-namespaces",
+		"Comma-separated namespaces whose managed policies a ClusterGroupUpgrade may enforce; empty allows every namespace. May be repeated.",
+		func(s string) error {
+			for ns := range strings.SplitSeq(s, ",") {
+				if ns = strings.TrimSpace(ns); ns != "" && !slices.Contains(o.PolicyNamespaces, ns) {
+					o.PolicyNamespaces = append(o.PolicyNamespaces, ns)
+				}
+			}
+			return nil
+		})
 }
 
 // Validate reports options that cannot work.
 func (o Options) Validate() error {
+	if err := o.validateLease(); err != nil {
+		return err
+	}
 	switch {
 	case o.QPS <= 0:
 		return fmt.Errorf("kube-api-qps must be positive, got %g", o.QPS)
@@ -153,10 +181,32 @@ func (o Options) Validate() error {
 	case o.ZTPSettle < 0:
 		return fmt.Errorf("ztp-settle must not be negative, got %s", o.ZTPSettle)
 	}
+	return o.validatePolicyNamespaces()
+}
+
+// validatePolicyNamespaces refuses a --policy-namespaces entry that cannot name a namespace.
+func (o Options) validatePolicyNamespaces() error {
+	for _, n := range o.PolicyNamespaces {
+		if len(validation.IsDNS1123Label(n)) > 0 {
+			return fmt.Errorf("policy-namespaces: %q is not a namespace name", n)
+		}
+	}
 	return nil
 }
 
 func validURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// validateLease checks the leader election timings: none negative, and when all are set,
+// retry period < renew deadline < lease duration.
+func (o Options) validateLease() error {
+	set := o.RetryPeriod > 0 && o.RenewDeadline > 0 && o.LeaseDuration > 0
+	if o.RetryPeriod < 0 || o.RenewDeadline < 0 || o.LeaseDuration < 0 ||
+		set && (o.RenewDeadline <= o.RetryPeriod || o.LeaseDuration <= o.RenewDeadline) {
+		return fmt.Errorf("leader election needs 0 < retry period (%s) < renew deadline (%s) < lease duration (%s)",
+			o.RetryPeriod, o.RenewDeadline, o.LeaseDuration)
+	}
+	return nil
 }

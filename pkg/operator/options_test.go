@@ -3,6 +3,7 @@ package operator
 import (
 	"flag"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -48,8 +49,9 @@ func TestFlags(t *testing.T) {
 	want := Options{MetricsAddr: "0", ProbeAddr: ":8081", LeaderElectionNamespace: "cgu",
 		QPS: 12.5, Burst: 30, Workers: 8, GracefulShutdown: 5 * time.Second, MaxClustersInProgress: 200,
 		UpdateService: "http://osus.hub.example.com/api/upgrades_info/v1/graph", SpokeImage: "registry.example.com/spoke:1",
-		MaxConcurrentPrecaching: 20, PrecacheTimeout: 90 * time.Minute, ZTPSettle: 15 * time.Second}
-	if o != want {
+		MaxConcurrentPrecaching: 20, PrecacheTimeout: 90 * time.Minute, ZTPSettle: 15 * time.Second,
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
+	if !reflect.DeepEqual(o, want) {
 		t.Errorf("got %+v, want %+v", o, want)
 	}
 }
@@ -77,6 +79,29 @@ func TestInvalidOptions(t *testing.T) {
 			_, err := parse(tc.args...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestLeaderElectionTiming(t *testing.T) {
+	cases := map[string]struct {
+		lease, renew, retry time.Duration
+		valid               bool
+	}{
+		"defaults":             {15 * time.Second, 10 * time.Second, 2 * time.Second, true},
+		"shortened":            {3 * time.Second, 2 * time.Second, 500 * time.Millisecond, true},
+		"unset":                {0, 0, 0, true},
+		"renew past the lease": {2 * time.Second, 3 * time.Second, time.Second, false},
+		"retry past renewing":  {3 * time.Second, time.Second, 2 * time.Second, false},
+		"negative":             {-time.Second, 0, 0, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = tc.lease, tc.renew, tc.retry
+			if err := o.Validate(); (err == nil) != tc.valid {
+				t.Errorf("Validate() = %v, want valid %v", err, tc.valid)
 			}
 		})
 	}

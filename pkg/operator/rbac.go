@@ -7,4 +7,3 @@ package operator
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
-// +kubebuilder:rbac:groups=ran.openshift.io,resources=clustergroupupgrades;clustergroupupgradebatches;precachingconfigs,verbs=get;list;watch

@@ -179,12 +179,16 @@ func Owned(labels map[string]string, owner Owner) bool {
 	return true
 }
 
-// ensure creates desired, or updates the existing object with set when that changes it.
-// Objects in the upgrade's namespace get an owner reference to it.
+// ensure creates desired, or patches the existing object with set when that changes it.
+// Objects in the upgrade's namespace get an owner reference to it. The patch is a merge
+// patch without a resourceVersion: the operator is the only writer of these objects' spec
+// and metadata, while the placement controller and the propagator keep writing their
+// status, so an update checked against the cached resourceVersion would often conflict and
+// cost the reconcile (and a back-off) for nothing.
 func (w Writer) ensure(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade, existing, desired client.Object, set func(existing, desired client.Object)) error {
 	existing.SetNamespace(desired.GetNamespace())
 	existing.SetName(desired.GetName())
-	_, err := controllerutil.CreateOrUpdate(ctx, w.Client, existing, func() error {
+	_, err := controllerutil.CreateOrPatch(ctx, w.Client, existing, func() error {
 		set(existing, desired)
 		labels := existing.GetLabels()
 		if labels == nil {
@@ -218,6 +222,46 @@ func (w Writer) ensureClusterSetBinding(ctx context.Context, namespace string) e
 	}
 	if err != nil {
 		return fmt.Errorf("binding cluster set %s to %s: %w", GlobalClusterSet, namespace, err)
+	}
+	return nil
+}
+
+// Made returns the objects, named but empty, that Apply makes to enforce the managed policy
+// namespace/name for owner in mode: the PlacementBinding, then (Copy mode) the enforce copy,
+// then the Placement, in the order to delete them.
+func Made(owner Owner, mode ranv1alpha1.EnforcementMode, namespace, name string) []client.Object {
+	placement := names.Placement(owner.Namespace, owner.Name, name)
+	where := owner.Namespace
+	if mode == ranv1alpha1.EnforcementOverride {
+		where = namespace
+	}
+	out := []client.Object{&policyv1.PlacementBinding{ObjectMeta: metav1.ObjectMeta{Namespace: where, Name: placement}}}
+	if mode != ranv1alpha1.EnforcementOverride {
+		out = append(out, &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{
+			Namespace: owner.Namespace, Name: names.PolicyCopy(owner.Namespace, owner.Name, name)}})
+	}
+	return append(out, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: where, Name: placement}})
+}
+
+// Release deletes what enforces the managed policy namespace/name for owner (Made), once
+// that policy is deleted during the rollout: an enforce copy outlives its parent and would
+// go on enforcing on the clusters its Placement last selected. Only objects labelled for
+// owner are deleted; those already gone are skipped.
+func (w Writer) Release(ctx context.Context, owner Owner, mode ranv1alpha1.EnforcementMode, namespace, name string) error {
+	for _, o := range Made(owner, mode, namespace, name) {
+		err := w.Client.Get(ctx, client.ObjectKeyFromObject(o), o)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("reading %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err)
+		case !Owned(o.GetLabels(), owner):
+			continue
+		}
+		uid := o.GetUID()
+		if err := w.Client.Delete(ctx, o, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err)
+		}
 	}
 	return nil
 }

@@ -92,7 +92,20 @@ type Facts struct {
 // clusters already compliant with every managed policy left out. Errors are errors reading
 // the hub.
 func Gather(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade) (Facts, error) {
-	g := gatherer{r: r, cgu: cgu}
+	return GatherIn(ctx, r, cgu, Scope{})
+}
+
+// Scope is what the operator lets a rollout enforce.
+type Scope struct {
+	// PolicyNamespaces are the namespaces whose root policies a rollout may enforce (the
+	// operator's --policy-namespaces); empty allows every namespace.
+	PolicyNamespaces []string
+}
+
+// GatherIn is Gather for an operator restricted to scope: a managed policy found only in
+// a namespace scope does not allow makes the spec invalid (PolicyNamespaceNotAllowed).
+func GatherIn(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade, scope Scope) (Facts, error) {
+	g := gatherer{r: r, cgu: cgu, scope: scope}
 	var f Facts
 	blocked, excluded, err := g.blocking(ctx)
 	if err != nil {
@@ -129,8 +142,9 @@ func Gather(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGroupU
 
 // gatherer reads what the plan of one ClusterGroupUpgrade depends on.
 type gatherer struct {
-	r   client.Reader
-	cgu *ranv1alpha1.ClusterGroupUpgrade
+	r     client.Reader
+	cgu   *ranv1alpha1.ClusterGroupUpgrade
+	scope Scope
 }
 
 // selection returns the selected clusters in plan order, or the ClustersSelected problem.
@@ -229,7 +243,7 @@ func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.P
 		canaries = spec.RemediationStrategy.Canaries
 	}
 	res := validate.Validate(validate.Input{ManagedPolicies: spec.ManagedPolicies, Selected: selected,
-		Canaries: canaries, Backup: spec.Backup, Policies: candidates})
+		Canaries: canaries, Backup: spec.Backup, Policies: candidates, AllowedNamespaces: g.scope.PolicyNamespaces})
 	if res.Problem != nil {
 		return nil, nil, res.Problem, nil
 	}

@@ -1,6 +1,7 @@
 // Package validate resolves a ClusterGroupUpgrade's managed policies and checks that the
 // rollout can be planned: every policy found in exactly one namespace among those placed on
-// the selected clusters, canaries selected, backup not asked for. It is pure: the caller
+// the selected clusters (and allowed, when the operator restricts the namespaces of the
+// policies it enforces), canaries selected, backup not asked for. It is pure: the caller
 // gathers the root policies.
 package validate
 
@@ -37,6 +38,9 @@ type Input struct {
 	Backup bool
 	// Policies are the hub's root policies whose names are among ManagedPolicies.
 	Policies []Policy
+	// AllowedNamespaces are the namespaces whose policies a rollout may enforce (the
+	// operator's --policy-namespaces); empty allows every namespace, as TALM does.
+	AllowedNamespaces []string
 }
 
 // Result is the outcome: the resolved policies in spec order, or the problem that keeps the
@@ -48,7 +52,9 @@ type Result struct {
 
 // Validate resolves each managed policy by name among the root policies placed on at least
 // one selected cluster, as TALM does: none is a missing policy, several namespaces an
-// ambiguous name. It also checks canaries and backup.
+// ambiguous name. With AllowedNamespaces, only policies of those namespaces count, and a
+// policy found only elsewhere is refused as not allowed (before missing or ambiguous
+// names are reported). It also checks canaries and backup.
 func Validate(in Input) Result {
 	if in.Backup {
 		return problem(ranv1alpha1.ReasonBackupNotSupported,
@@ -61,14 +67,16 @@ func Validate(in Input) Result {
 	if p := checkCanaries(in.Canaries, selected); p != nil {
 		return Result{Problem: p}
 	}
-	var missing, ambiguous []string
+	var missing, ambiguous, notAllowed []string
 	var resolved []Policy
 	for _, name := range in.ManagedPolicies {
-		found := placedPolicies(in.Policies, name, selected)
-		switch len(found) {
-		case 0:
+		found, elsewhere := allowedOnly(placedPolicies(in.Policies, name, selected), in.AllowedNamespaces)
+		switch {
+		case len(found) == 0 && len(elsewhere) > 0:
+			notAllowed = append(notAllowed, fmt.Sprintf("%s (in %s)", name, strings.Join(elsewhere, " and ")))
+		case len(found) == 0:
 			missing = append(missing, name)
-		case 1:
+		case len(found) == 1:
 			resolved = append(resolved, found[0])
 		default:
 			namespaces := make([]string, len(found))
@@ -79,9 +87,13 @@ func Validate(in Input) Result {
 		}
 	}
 	switch {
+	case len(notAllowed) > 0:
+		return problem(ranv1alpha1.ReasonPolicyNamespaceNotAllowed,
+			"Managed policies in namespaces the operator may not enforce: "+strings.Join(notAllowed, "; ")+
+				"; allowed namespaces (--policy-namespaces): "+strings.Join(in.AllowedNamespaces, ", "))
 	case len(missing) > 0:
 		return problem(ranv1alpha1.ReasonNotAllManagedPoliciesExist,
-			"Managed policies not found on the selected clusters: "+strings.Join(missing, ", "))
+			"Managed policies not found on the selected clusters: "+strings.Join(unplaced(missing, in.Policies), ", "))
 	case len(ambiguous) > 0:
 		return problem(ranv1alpha1.ReasonAmbiguousManagedPoliciesNames,
 			"Managed policy names found in more than one namespace: "+strings.Join(ambiguous, "; "))
@@ -106,6 +118,49 @@ func placedPolicies(policies []Policy, name string, selected map[string]bool) []
 	}
 	slices.SortFunc(found, func(a, b Policy) int { return strings.Compare(a.Namespace, b.Namespace) })
 	return found
+}
+
+// allowedOnly splits found policies into those of an allowed namespace and the namespaces
+// of the others; every namespace is allowed when allowed is empty.
+func allowedOnly(found []Policy, allowed []string) ([]Policy, []string) {
+	if len(allowed) == 0 {
+		return found, nil
+	}
+	var kept []Policy
+	var elsewhere []string
+	for _, p := range found {
+		if slices.Contains(allowed, p.Namespace) {
+			kept = append(kept, p)
+		} else {
+			elsewhere = append(elsewhere, p.Namespace)
+		}
+	}
+	return kept, elsewhere
+}
+
+// unplaced names each missing policy, adding the root policies of that name that exist but
+// are placed on none of the selected clusters, so that a policy of another namespace, or
+// one not yet placed, is not mistaken for a misspelt name.
+func unplaced(missing []string, policies []Policy) []string {
+	out := make([]string, len(missing))
+	for i, name := range missing {
+		var existing []string
+		for _, p := range policies {
+			if p.Name == name {
+				existing = append(existing, p.Namespace+"/"+p.Name)
+			}
+		}
+		slices.Sort(existing)
+		switch len(existing) {
+		case 0:
+			out[i] = name
+		case 1:
+			out[i] = fmt.Sprintf("%s (%s is placed on none of them)", name, existing[0])
+		default:
+			out[i] = fmt.Sprintf("%s (%s are placed on none of them)", name, strings.Join(existing, " and "))
+		}
+	}
+	return out
 }
 
 func checkCanaries(canaries []string, selected map[string]bool) *rollout.Problem {
