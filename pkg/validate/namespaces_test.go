@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"strings"
 	"testing"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
@@ -63,22 +62,7 @@ func TestAllowedNamespaces(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			res := Validate(Input{ManagedPolicies: tc.policies, Selected: selected, Policies: hub, AllowedNamespaces: tc.allowed})
-			if tc.wantReason != "" {
-				if res.Problem == nil || res.Problem.Reason != tc.wantReason || !strings.Contains(res.Problem.Message, tc.wantMessage) {
-					t.Fatalf("problem %+v, want %s containing %q", res.Problem, tc.wantReason, tc.wantMessage)
-				}
-				return
-			}
-			if res.Problem != nil {
-				t.Fatalf("unexpected problem %+v", res.Problem)
-			}
-			var got []string
-			for _, p := range res.Resolved {
-				got = append(got, p.Namespace)
-			}
-			if strings.Join(got, ",") != strings.Join(tc.wantNS, ",") {
-				t.Fatalf("resolved namespaces %v, want %v", got, tc.wantNS)
-			}
+			expectResult(t, res, tc.wantReason, tc.wantMessage, tc.wantNS)
 		})
 	}
 }

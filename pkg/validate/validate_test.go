@@ -17,6 +17,28 @@ func placed(ns, name string, clusters ...string) Policy {
 	return p
 }
 
+// expectResult checks a validation: refused with wantReason and a message containing
+// wantMessage, or, with no reason wanted, resolved to policies of the namespaces wantNS.
+func expectResult(t *testing.T, res Result, wantReason, wantMessage string, wantNS []string) {
+	t.Helper()
+	if wantReason != "" {
+		if res.Problem == nil || res.Problem.Reason != wantReason || !strings.Contains(res.Problem.Message, wantMessage) {
+			t.Fatalf("problem %+v, want %s containing %q", res.Problem, wantReason, wantMessage)
+		}
+		return
+	}
+	if res.Problem != nil {
+		t.Fatalf("unexpected problem %+v", res.Problem)
+	}
+	var got []string
+	for _, p := range res.Resolved {
+		got = append(got, p.Namespace)
+	}
+	if strings.Join(got, ",") != strings.Join(wantNS, ",") {
+		t.Fatalf("resolved namespaces %v, want %v", got, wantNS)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	hub := []Policy{
 		placed("ztp-common", "platform-upgrade", "sno-1", "sno-2"),
@@ -64,22 +86,7 @@ func TestValidate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tc.in.Policies = hub
 			res := Validate(tc.in)
-			if tc.wantReason != "" {
-				if res.Problem == nil || res.Problem.Reason != tc.wantReason || !strings.Contains(res.Problem.Message, tc.wantMessage) {
-					t.Fatalf("problem %+v, want %s containing %q", res.Problem, tc.wantReason, tc.wantMessage)
-				}
-				return
-			}
-			if res.Problem != nil {
-				t.Fatalf("unexpected problem %+v", res.Problem)
-			}
-			var got []string
-			for _, p := range res.Resolved {
-				got = append(got, p.Namespace)
-			}
-			if strings.Join(got, ",") != strings.Join(tc.wantNS, ",") {
-				t.Fatalf("resolved namespaces %v, want %v", got, tc.wantNS)
-			}
+			expectResult(t, res, tc.wantReason, tc.wantMessage, tc.wantNS)
 		})
 	}
 }
