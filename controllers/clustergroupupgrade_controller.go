@@ -25,12 +25,16 @@ const Finalizer = "ran.openshift.io/cleanup-finalizer"
 
 // ClusterGroupUpgradeReconciler rolls a ClusterGroupUpgrade out: it gathers the facts
 // (clusters, policies and their compliance, blocking CGUs, the recorded progress), lets
-// pkg/rollout decide, and applies the decision (batch records, enforcement objects, cluster
-// actions, one status patch, events, metrics).
+// pkg/rollout decide, and applies the decision (cluster actions, the plan's batch records
+// at the start, enforcement objects, the batches' progress, one status patch, events,
+// metrics).
 type ClusterGroupUpgradeReconciler struct {
 	Client client.Client
 	// Reader reads what the cache does not hold: ConfigMaps.
-	Reader   client.Reader
+	Reader client.Reader
+	// Copies reads the ConfigMaps the operator copied for hub templates from a cache that
+	// holds only those; nil reads them through Reader.
+	Copies   client.Reader
 	Scheme   *runtime.Scheme
 	Clock    clock.PassiveClock
 	Recorder events.EventRecorder
@@ -62,6 +66,9 @@ type ClusterGroupUpgradeReconciler struct {
 	// empty allows every namespace (TALM). A rollout naming a policy found only elsewhere
 	// is not Validated (PolicyNamespaceNotAllowed) and never starts.
 	PolicyNamespaces []string
+
+	// expect remembers the reconciler's own last writes until the cache shows them.
+	expect expectations
 }
 
 // Least privilege (docs/reliability.md): reads of cached kinds go through informers, which
@@ -79,7 +86,7 @@ type ClusterGroupUpgradeReconciler struct {
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersets/bind,verbs=create
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworkreplicasets,verbs=list;watch
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;update;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=ran.openshift.io,resources=precachingconfigs,verbs=list;watch
 // +kubebuilder:rbac:groups=view.open-cluster-management.io,resources=managedclusterviews,verbs=list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=action.open-cluster-management.io,resources=managedclusteractions,verbs=list;watch;create;delete
@@ -109,7 +116,7 @@ func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.
 	s := newScope(cgu, r.Clock.Now())
 	for _, phase := range []func(context.Context, *scope) error{
 		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherPrecache, r.gatherChecks, r.gatherHealth, r.gatherWorks, r.decide,
-		r.applyActions, r.applyRecords, r.applyEnforcement, r.applyInstallPlans, r.applySteps,
+		r.applyActions, r.applyPlan, r.applyEnforcement, r.applyRecords, r.applyInstallPlans, r.applySteps,
 	} {
 		if s.done {
 			break
@@ -118,6 +125,11 @@ func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.
 			r.failed(s, err)
 			return ctrl.Result{}, err
 		}
+	}
+	if s.stale > 0 {
+		// The cache does not show the last write yet: the update event that does queues
+		// the ClusterGroupUpgrade again (expectationsMet), the timer is the fallback.
+		return ctrl.Result{RequeueAfter: s.stale}, nil
 	}
 	if err := r.patchStatus(ctx, s); err != nil {
 		r.Metrics.RemediationError(metrics.OperationStatus)
@@ -147,8 +159,14 @@ func (r *ClusterGroupUpgradeReconciler) finalize(ctx context.Context, cgu *ranv1
 	return nil
 }
 
+// lagNow is the time the wait for the cache (cacheLag) is measured in: real time, since it
+// bounds how long the API server takes to deliver a watch event, while the rollout's Clock
+// may be a test's fake clock that does not move on its own.
+func (r *ClusterGroupUpgradeReconciler) lagNow() time.Time { return time.Now() }
+
 func (r *ClusterGroupUpgradeReconciler) writer() policies.Writer {
-	return policies.Writer{Client: r.Client, Reader: r.Reader, Scheme: r.Scheme}
+	return policies.Writer{Client: r.Client, Reader: r.Reader, Copies: r.Copies, Scheme: r.Scheme,
+		Unserved: policies.Unserved{Views: !r.ViewsServed, Actions: !r.ActionsServed, Works: !r.WorksServed}}
 }
 
 // result asks to be reconciled again when the decision wants to look again without a new

@@ -41,6 +41,9 @@ type scope struct {
 	now    time.Time
 	// done is set by a phase that finished the reconcile (a Completed rollout).
 	done bool
+	// stale is how long to wait for the cache to show the reconciler's last write; while
+	// it is positive nothing is decided or written.
+	stale time.Duration
 
 	records []ranv1alpha1.ClusterGroupUpgradeBatch
 	// foreign are records named for this rollout that an earlier ClusterGroupUpgrade of the
@@ -128,6 +131,14 @@ func (r *ClusterGroupUpgradeReconciler) gatherRecords(ctx context.Context, s *sc
 	slices.SortFunc(s.records, func(a, b ranv1alpha1.ClusterGroupUpgradeBatch) int {
 		return a.Spec.Index*10000 + a.Spec.Part - b.Spec.Index*10000 - b.Spec.Part
 	})
+	read := []client.Object{s.cgu}
+	for i := range s.records {
+		read = append(read, &s.records[i])
+	}
+	if s.stale = r.expect.behind(r.lagNow(), read...); s.stale > 0 {
+		s.done = true
+		return nil
+	}
 	s.started = s.before.StartedAt != nil
 	for _, b := range s.records {
 		s.started = s.started || b.Status.StartedAt != nil
@@ -338,14 +349,11 @@ func newlyCompleted(s *scope) []string {
 	return slices.Compact(out)
 }
 
-// applyRecords writes the frozen plan when the rollout starts, then the progress of the
-// batches the decision touched.
+// applyRecords writes the progress of the batches the decision touched. It comes after the
+// enforcement, so that a cluster's next policy is enforced without waiting for the write of
+// a record of up to 250 clusters; an operator stopped between the two re-derives the same
+// progress from the same compliance at its next reconcile.
 func (r *ClusterGroupUpgradeReconciler) applyRecords(ctx context.Context, s *scope) error {
-	if s.startedNow {
-		if err := r.createRecords(ctx, s); err != nil {
-			return err
-		}
-	}
 	statuses := rollout.RecordStatuses(s.records, s.decision, s.plan, s.policyNames(), s.now)
 	for i := range s.records {
 		st, ok := statuses[s.records[i].Name]
@@ -358,10 +366,20 @@ func (r *ClusterGroupUpgradeReconciler) applyRecords(ctx context.Context, s *sco
 		if err := r.Client.Status().Update(ctx, updated); err != nil {
 			return fmt.Errorf("recording the progress of batch %d: %w", updated.Spec.Index, err)
 		}
+		r.expect.wrote(updated, r.lagNow())
 		s.records[i] = *updated
 		r.recordEvents(s, updated, old)
 	}
 	return nil
+}
+
+// applyPlan records the plan when the rollout starts. The records come before anything is
+// enforced: a restarted operator finds the rollout, and its progress, in them.
+func (r *ClusterGroupUpgradeReconciler) applyPlan(ctx context.Context, s *scope) error {
+	if !s.startedNow {
+		return nil
+	}
+	return r.createRecords(ctx, s)
 }
 
 func (r *ClusterGroupUpgradeReconciler) createRecords(ctx context.Context, s *scope) error {

@@ -23,7 +23,6 @@ const (
 	EventBatchStarted     = "BatchStarted"
 	EventBatchCompleted   = "BatchCompleted"
 	EventBatchTimedOut    = "BatchTimedOut"
-	EventClusterCompleted = "ClusterCompleted"
 	EventClusterTimedOut  = "ClusterTimedOut"
 	EventRolloutCompleted = "RolloutCompleted"
 	EventRolloutTimedOut  = "RolloutTimedOut"
@@ -47,6 +46,7 @@ func (r *ClusterGroupUpgradeReconciler) patchStatus(ctx context.Context, s *scop
 	if err := r.Client.Status().Update(ctx, s.cgu); err != nil {
 		return fmt.Errorf("patching status: %w", err)
 	}
+	r.expect.wrote(s.cgu, r.lagNow())
 	return nil
 }
 
@@ -184,12 +184,13 @@ func (r *ClusterGroupUpgradeReconciler) recordEvents(s *scope, b *ranv1alpha1.Cl
 	if old.FinishedAt != nil || st.FinishedAt == nil || b.Spec.Part != 0 {
 		return
 	}
-	late := s.batchTimedOut(b.Spec.Index)
+	ended := s.batchEnded(b.Spec.Index)
 	outcome, kind, reason, how := metrics.OutcomeCompleted, corev1.EventTypeNormal, EventBatchCompleted, "completed"
-	if late > 0 {
+	if late := ended[ranv1alpha1.ClusterTimedOut]; late > 0 {
 		outcome, kind, reason, how = metrics.OutcomeTimedOut, corev1.EventTypeWarning, EventBatchTimedOut, fmt.Sprintf("timed out with %d clusters not done", late)
 	}
-	r.relatedEvent(s, b, kind, reason, "Batch %d of %d %s", b.Spec.Index, batches, how)
+	r.relatedEvent(s, b, kind, reason, "Batch %d of %d %s: %d clusters completed, %d failed", b.Spec.Index, batches, how,
+		ended[ranv1alpha1.ClusterCompleted], ended[ranv1alpha1.ClusterFailed])
 	if st.StartedAt != nil {
 		r.Metrics.BatchEnded(outcome, st.FinishedAt.Sub(st.StartedAt.Time))
 	}
@@ -208,7 +209,8 @@ func (r *ClusterGroupUpgradeReconciler) clusterEvents(s *scope, st, old ranv1alp
 		r.checkEvents(s, c, was[c.Name])
 		switch c.State {
 		case ranv1alpha1.ClusterCompleted:
-			r.relatedEvent(s, managedCluster(c.Name), corev1.EventTypeNormal, EventClusterCompleted, "Cluster %s completed", c.Name)
+			// No event: at thousands of clusters one per cluster floods the namespace's
+			// events and costs a write each; the batch events count them.
 		case ranv1alpha1.ClusterTimedOut:
 			r.relatedEvent(s, managedCluster(c.Name), corev1.EventTypeWarning, EventClusterTimedOut, "Cluster %s timed out on policy %s", c.Name, c.CurrentPolicy)
 		default:
@@ -220,21 +222,18 @@ func (r *ClusterGroupUpgradeReconciler) clusterEvents(s *scope, st, old ranv1alp
 	}
 }
 
-// batchTimedOut counts the timed-out clusters of an ended batch (1-based index).
-func (s *scope) batchTimedOut(index int) int {
+// batchEnded counts the clusters of an ended batch (1-based index) by their final state.
+func (s *scope) batchEnded(index int) map[ranv1alpha1.ClusterState]int {
+	n := map[ranv1alpha1.ClusterState]int{}
 	for _, e := range s.decision.Ended {
 		if e.Index+1 != index {
 			continue
 		}
-		n := 0
 		for _, c := range e.Clusters {
-			if c.State == ranv1alpha1.ClusterTimedOut {
-				n++
-			}
+			n[c.State]++
 		}
-		return n
 	}
-	return 0
+	return n
 }
 
 // failed reports an error of a phase that writes to the hub; a conflict with a newer

@@ -83,6 +83,9 @@ func (r *ClusterGroupUpgradeReconciler) SetupWithManager(ctx context.Context, mg
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete{}))).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.usingPlacement)).
 		Watches(&ranv1alpha1.ClusterGroupUpgradeBatch{}, freedClusters{r: r}).
+		// A reconcile waiting for the cache to show its last write goes on when it does.
+		Watches(&ranv1alpha1.ClusterGroupUpgrade{}, expectationsMet{e: &r.expect}).
+		Watches(&ranv1alpha1.ClusterGroupUpgradeBatch{}, expectationsMet{e: &r.expect}).
 		Complete(r)
 }
 

@@ -170,6 +170,21 @@ func events(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gome
 	}
 }
 
+// eventNotes returns the notes of the events of one reason regarding the CGU.
+func eventNotes(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, reason string) func(Gomega) []string {
+	return func(g Gomega) []string {
+		var list eventsv1.EventList
+		g.Expect(hub.Client.List(ctx, &list, client.InNamespace(cgu.Namespace))).To(Succeed())
+		var out []string
+		for _, e := range list.Items {
+			if e.Regarding.Name == cgu.Name && e.Regarding.Kind == "ClusterGroupUpgrade" && e.Reason == reason {
+				out = append(out, e.Note)
+			}
+		}
+		return out
+	}
+}
+
 // leftovers counts the governance objects made for the CGU, in every namespace: root
 // policies, Placements and PlacementBindings.
 func leftovers(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) int {

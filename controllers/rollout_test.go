@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -62,8 +63,17 @@ var _ = Describe("A rollout", func() {
 				HaveField("Name", p.Name), HaveField("Namespace", policyNS), HaveField("Generation", BeNumerically(">", 0)),
 			)))
 			Eventually(events(ctx, cgu)).Should(Equal(map[string]int{
-				"RolloutStarted": 1, "BatchStarted": 5, "BatchCompleted": 5, "ClusterCompleted": 7, "RolloutCompleted": 1,
+				"RolloutStarted": 1, "BatchStarted": 5, "BatchCompleted": 5, "RolloutCompleted": 1,
 			}))
+			completed := 0
+			for _, note := range eventNotes(ctx, cgu, "BatchCompleted")(Default) {
+				var batch, total, n, failed int
+				_, err := fmt.Sscanf(note, "Batch %d of %d completed: %d clusters completed, %d failed", &batch, &total, &n, &failed)
+				Expect(err).NotTo(HaveOccurred(), note)
+				Expect(failed).To(BeZero(), note)
+				completed += n
+			}
+			Expect(completed).To(Equal(7), "the batch events count every cluster once")
 			Consistently(events(ctx, cgu)).WithTimeout(2 * time.Second).Should(HaveKeyWithValue("RolloutCompleted", 1))
 
 			By("the metrics count it")

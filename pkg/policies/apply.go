@@ -53,7 +53,24 @@ type Writer struct {
 	Client client.Client
 	// Reader reads what the cache does not hold (ConfigMaps).
 	Reader client.Reader
+	// Copies reads the ConfigMaps the Writer copied for hub templates, from a cache that
+	// holds only those (labelled for their owner); nil reads them through Reader.
+	Copies client.Reader
 	Scheme *runtime.Scheme
+	// Unserved marks the kinds the hub does not serve: Cleanup does not look for them.
+	Unserved Unserved
+}
+
+// Unserved marks the optional kinds a hub does not serve.
+type Unserved struct {
+	Views, Actions, Works bool
+}
+
+func (w Writer) copies() client.Reader {
+	if w.Copies != nil {
+		return w.Copies
+	}
+	return w.Reader
 }
 
 // Apply makes the hub enforce e: in Copy mode an enforce copy of each policy in the
@@ -90,7 +107,11 @@ func (w Writer) applyPolicy(ctx context.Context, e Enforcement, owner Owner, par
 	}
 	placement := ExactPlacement(namespace, name, clusters, owner.Labels())
 	if err := w.ensure(ctx, e.Upgrade, &clusterv1beta1.Placement{}, placement, func(existing, desired client.Object) {
-		existing.(*clusterv1beta1.Placement).Spec = desired.(*clusterv1beta1.Placement).Spec
+		// Only the fields ExactPlacement sets: the API server defaults others (the
+		// prioritizer policy, the decision strategy), and replacing the whole spec would
+		// patch their defaults away, and the server put them back, at every reconcile.
+		x, d := existing.(*clusterv1beta1.Placement), desired.(*clusterv1beta1.Placement)
+		x.Spec.Predicates, x.Spec.NumberOfClusters, x.Spec.Tolerations = d.Spec.Predicates, d.Spec.NumberOfClusters, d.Spec.Tolerations
 	}); err != nil {
 		return fmt.Errorf("placement %s/%s: %w", namespace, name, err)
 	}
@@ -149,13 +170,19 @@ func (w Writer) copyConfigMap(ctx context.Context, upgrade *ranv1alpha1.ClusterG
 	dst := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: name, Labels: owner.Labels()},
 		Data: src.Data, BinaryData: src.BinaryData}
 	existing := &corev1.ConfigMap{}
-	err := w.Reader.Get(ctx, client.ObjectKeyFromObject(dst), existing)
-	switch {
-	case apierrors.IsNotFound(err):
+	err := w.copies().Get(ctx, client.ObjectKeyFromObject(dst), existing)
+	if apierrors.IsNotFound(err) {
 		if err := controllerutil.SetOwnerReference(upgrade, dst, w.Scheme); err != nil {
 			return err
 		}
-		return w.Client.Create(ctx, dst)
+		if err = w.Client.Create(ctx, dst); !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		// Someone else's ConfigMap, which the cache of copies does not hold, or a copy
+		// made so recently that the cache has not seen it yet.
+		err = w.Reader.Get(ctx, client.ObjectKeyFromObject(dst), existing)
+	}
+	switch {
 	case err != nil:
 		return err
 	case !Owned(existing.Labels, owner):
@@ -267,29 +294,33 @@ func (w Writer) Release(ctx context.Context, owner Owner, mode ranv1alpha1.Enfor
 }
 
 // Cleanup deletes every object made for owner: enforce copies, Placements,
-// PlacementBindings, ManagedClusterViews and copied ConfigMaps, in every namespace. It returns how many were
-// still there, so that the caller can wait until none is left.
+// PlacementBindings, ManagedClusterViews, ManagedClusterActions, ManifestWorks and copied
+// ConfigMaps, in every namespace. It returns how many were found, those already being
+// deleted included. Everything is listed from the cache (Client, and Copies for the
+// ConfigMaps), which holds these kinds filtered by the owner labels: cleaning up reads
+// nothing from the API server.
 func (w Writer) Cleanup(ctx context.Context, owner Owner) (int, error) {
 	selector := client.MatchingLabels(owner.Labels())
+	lists := []client.ObjectList{&policyv1.PlacementBindingList{}, &clusterv1beta1.PlacementList{}, &policyv1.PolicyList{}}
+	// Deleting an action nobody answered yet (an unreachable cluster) keeps it from creating
+	// a Job there later. Deleting a ManifestWork lets its work agent delete what it
+	// applied, unless the template's deleteOption orphans it.
+	for _, optional := range []struct {
+		list   client.ObjectList
+		absent bool
+	}{
+		{&viewv1beta1.ManagedClusterViewList{}, w.Unserved.Views},
+		{&actionv1beta1.ManagedClusterActionList{}, w.Unserved.Actions},
+		{&workv1.ManifestWorkList{}, w.Unserved.Works},
+	} {
+		if !optional.absent {
+			lists = append(lists, optional.list)
+		}
+	}
 	found := 0
 	var errs []error
-	lists := []client.ObjectList{&policyv1.PlacementBindingList{}, &clusterv1beta1.PlacementList{}, &policyv1.PolicyList{}}
 	for _, list := range lists {
 		if err := w.Client.List(ctx, list, selector); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		n, err := w.deleteAll(ctx, list)
-		found += n
-		errs = append(errs, err)
-	}
-	// Views and actions are read directly, filtered by the API server: a hub that does not
-	// serve them has none to delete. Deleting an action nobody answered yet (an unreachable
-	// cluster) keeps it from creating a Job there later.
-	// ManifestWorks likewise; deleting one lets its work agent delete what it applied,
-	// unless the template's deleteOption orphans it.
-	for _, list := range []client.ObjectList{&viewv1beta1.ManagedClusterViewList{}, &actionv1beta1.ManagedClusterActionList{}, &workv1.ManifestWorkList{}} {
-		if err := w.Reader.List(ctx, list, selector); err != nil {
 			if !meta.IsNoMatchError(err) {
 				errs = append(errs, err)
 			}
@@ -300,7 +331,7 @@ func (w Writer) Cleanup(ctx context.Context, owner Owner) (int, error) {
 		errs = append(errs, err)
 	}
 	var configMaps corev1.ConfigMapList
-	if err := w.Reader.List(ctx, &configMaps, client.InNamespace(owner.Namespace), selector); err != nil {
+	if err := w.copies().List(ctx, &configMaps, client.InNamespace(owner.Namespace), selector); err != nil {
 		errs = append(errs, err)
 	} else {
 		n, err := w.deleteAll(ctx, &configMaps)
@@ -318,8 +349,8 @@ func (w Writer) deleteAll(ctx context.Context, list client.ObjectList) (int, err
 	var errs []error
 	for _, item := range items {
 		o, ok := item.(client.Object)
-		if !ok {
-			continue
+		if !ok || !o.GetDeletionTimestamp().IsZero() {
+			continue // already being deleted: its finalizers hold it
 		}
 		if err := w.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("deleting %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err))

@@ -16,6 +16,8 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
 
 // TestFleetRollout runs one fleet benchmark (BENCH_FLEET and the other variables of
@@ -60,7 +62,28 @@ func TestFleetRollout(t *testing.T) {
 		if r.err != nil && smoke {
 			t.Errorf("%s: %v", r.phase, r.err)
 		}
+		if r.requests != nil && smoke {
+			for _, err := range requestTargets(*r.requests, c.clusters) {
+				t.Errorf("%s: %v", r.phase, err)
+			}
+		}
 	}
+}
+
+// requestTargets checks the operator's requests during a rollout against the targets that
+// hold at any fleet size: nothing listed or watched anew after the caches synced, and at
+// most three writes per cluster.
+func requestTargets(rq requestCounts, clusters int) []error {
+	var errs []error
+	for k, v := range rq.after {
+		if verb := strings.SplitN(k, " ", 2)[0]; verb == "LIST" || verb == "WATCH" {
+			errs = append(errs, fmt.Errorf("%d × %s after the caches synced: an informer started late, or a read bypassed the cache", v, k))
+		}
+	}
+	if writes := total(rq.after, isWrite); writes > 3*clusters {
+		errs = append(errs, fmt.Errorf("%d writes for %d clusters, more than 3 per cluster: %v", writes, clusters, rq.after))
+	}
+	return errs
 }
 
 // phaseResult holds what one phase measured.
@@ -80,6 +103,8 @@ type phaseResult struct {
 	reconciles   map[string]int
 	reconcileP99 time.Duration
 	maxDepth     int
+	// operator is the operator process's own report (the operator phase).
+	operator *childReport
 	// load is the 1-minute load average at the start and at the end of the rollout.
 	load     [2]string
 	clusters int
@@ -162,17 +187,26 @@ func runOperator(ctx context.Context, f *fleet, obs *observer, c config, r *phas
 	if err != nil {
 		return err
 	}
-	defer func() {
-		r.maxDepth = run.close()
-		counts := run.requests.snapshot()
-		r.requests = &counts
-		r.reconciles, r.reconcileP99 = reconcileStats(controllerFamilies(), operatorController)
-	}()
 	cgu := newUpgrade(f, c.maxConcurrency)
 	start := time.Now()
 	if err := f.hub.Client.Create(ctx, cgu); err != nil {
+		_, _ = run.stop()
 		return err
 	}
+	err = rollOut(ctx, f, obs, cgu, start, r)
+	rep, stopErr := run.stop()
+	if stopErr != nil {
+		return errors.Join(err, stopErr)
+	}
+	counts := rep.counts()
+	r.requests = &counts
+	r.reconciles, r.reconcileP99, r.maxDepth = rep.Reconciles, rep.ReconcileP99, rep.MaxDepth
+	r.operator = &rep
+	return err
+}
+
+// rollOut waits for the operator's rollout to complete and its cleanup to finish.
+func rollOut(ctx context.Context, f *fleet, obs *observer, cgu *ranv1alpha1.ClusterGroupUpgrade, start time.Time, r *phaseResult) error {
 	completedAt, err := waitCompleted(ctx, f, cgu)
 	_, last := obs.done(f.clusters)
 	if !last.IsZero() {
@@ -195,6 +229,9 @@ func runOperator(ctx context.Context, f *fleet, obs *observer, c config, r *phas
 func (r phaseResult) summary() string {
 	s := fmt.Sprintf("%s: converged in %s over %d batches, switches %v, heap peak %s, RSS peak %s",
 		r.phase, r.converged.Round(time.Millisecond), r.batches, roundAll(r.switches), mib(r.heapPeak), mib(r.rssPeak))
+	if r.operator != nil {
+		s += fmt.Sprintf("; operator process heap peak %s, RSS peak %s", mib(r.operator.HeapPeak), mib(r.operator.RSSPeak))
+	}
 	if r.err != nil {
 		s += fmt.Sprintf(" (error: %v)", r.err)
 	}
@@ -265,10 +302,16 @@ func report(c config, results []phaseResult) string {
 			percentile(r.switches, 0.99).Round(time.Millisecond), percentile(r.switches, 1).Round(time.Millisecond))
 	})
 	row("load average at start / end of the rollout", func(r *phaseResult) string { return r.load[0] + " / " + r.load[1] })
-	row("process heap peak / RSS peak (at start)", func(r *phaseResult) string {
+	row("operator process: heap peak / RSS peak / live heap at the end", func(r *phaseResult) string {
+		if r.operator == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%s / %s / %s", mib(r.operator.HeapPeak), mib(r.operator.RSSPeak), mib(r.operator.HeapLive))
+	})
+	row("test process (hub world, floor driver) heap peak / RSS peak (at start)", func(r *phaseResult) string {
 		return fmt.Sprintf("%s / %s (%s / %s)", mib(r.heapPeak), mib(r.rssPeak), mib(r.heapBase), mib(r.rssBase))
 	})
-	row("process live heap at the end", func(r *phaseResult) string { return mib(r.heapLive) })
+	row("test process live heap at the end", func(r *phaseResult) string { return mib(r.heapLive) })
 	if op != nil && op.requests != nil {
 		writeRequests(&b, c, op)
 	}

@@ -38,6 +38,8 @@ type config struct {
 	timeout time.Duration
 	// phases are run in order: "floor", "operator".
 	phases []string
+	// propagator tunes the hub world's governance-policy-propagator (zero: its defaults).
+	propagator world.PropagatorOptions
 }
 
 func (c config) String() string {
@@ -51,8 +53,10 @@ func (c config) String() string {
 }
 
 // configFromEnv reads BENCH_FLEET ("<clusters>x<policies>/<maxConcurrency>"), BENCH_UPGRADE
-// (a duration), BENCH_NAMES ("long", the default, or "short"), BENCH_TIMEOUT and
-// BENCH_PHASES ("floor,operator"). Without BENCH_FLEET it returns the smoke fleet.
+// (a duration), BENCH_NAMES ("long", the default, or "short"), BENCH_TIMEOUT,
+// BENCH_PHASES ("floor,operator") and BENCH_PROPAGATOR ("<qps>/<root-status
+// workers>/<replicated-policy workers>", the propagator's client QPS, burst twice that).
+// Without BENCH_FLEET it returns the smoke fleet.
 func configFromEnv() (config, bool, error) {
 	c := config{clusters: 50, policies: 2, maxConcurrency: 25, longNames: true, timeout: 3 * time.Minute,
 		phases: []string{"floor", "operator"}}
@@ -78,6 +82,13 @@ func configFromEnv() (config, bool, error) {
 	c.longNames = os.Getenv("BENCH_NAMES") != "short"
 	if v := os.Getenv("BENCH_PHASES"); v != "" {
 		c.phases = strings.Split(v, ",")
+	}
+	if v := os.Getenv("BENCH_PROPAGATOR"); v != "" {
+		p := &c.propagator
+		if _, err := fmt.Sscanf(strings.ReplaceAll(v, "/", " "), "%f %d %d", &p.QPS, &p.RootStatusWorkers, &p.ReplicatedPolicyWorkers); err != nil {
+			return c, smoke, fmt.Errorf("BENCH_PROPAGATOR=%q, want <qps>/<root-status workers>/<replicated-policy workers>: %w", v, err)
+		}
+		p.Burst = 2 * int(p.QPS)
 	}
 	if c.clusters < 1 || c.policies < 1 || c.maxConcurrency < 1 {
 		return c, smoke, fmt.Errorf("BENCH_FLEET=%q: every number must be positive", spec)
@@ -119,7 +130,7 @@ func managedPolicies(n int) []*policyv1.Policy {
 // startFleet starts a hub, joins the fleet and places the managed policies, and waits until
 // the root policies report every cluster. progress receives a line now and then.
 func startFleet(ctx context.Context, c config, progress func(string)) (f *fleet, err error) {
-	hub, err := world.StartHub(ctx, world.Options{Logger: logr.Discard()})
+	hub, err := world.StartHub(ctx, world.Options{Logger: logr.Discard(), Propagator: c.propagator})
 	if err != nil {
 		return nil, err
 	}

@@ -1,89 +1,102 @@
 package bench_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
-	"sync"
+	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/pkg/operator"
 )
 
-// operatorController is the ClusterGroupUpgrade controller's name in controller-runtime's
-// metrics.
-const operatorController = "clustergroupupgrade"
-
-// operatorRun is the operator's side of a benchmark: its request counter and the work
-// queue depth sampled while it runs.
+// operatorRun is the operator's side of a benchmark: the operator runs in a process of its
+// own (runChild), so that its memory is its own and its metrics its own registry's; the
+// report comes back when it stops.
 type operatorRun struct {
-	requests *requestCounter
-	mu       sync.Mutex
-	maxDepth int
-	stop     chan struct{}
-	done     chan struct{}
+	cmd    *exec.Cmd
+	dir    string
+	exited chan error
 }
 
-// startOperator starts the operator on the hub through operator.New, as the production
-// binary does, with its production defaults except: no leader election, no metrics or probe
-// endpoints, no ZTP controller (it would make a CGU for every cluster without the ztp-done
-// label). Every request it makes goes through a counting transport. It returns once the
-// caches synced and the operator has made no request for two seconds, and counts what
-// follows as made after the sync.
+// startOperator starts the operator on the hub in a child process (this test binary again,
+// with childEnv naming a directory holding the hub's kubeconfig) and returns once the
+// child says its caches synced and it has made no request for two seconds.
 func startOperator(ctx context.Context, f *fleet) (*operatorRun, error) {
-	run := &operatorRun{requests: newRequestCounter(), stop: make(chan struct{}), done: make(chan struct{})}
-	cfg := rest.CopyConfig(f.hub.Config)
-	cfg.WrapTransport = run.requests.wrap
-	opts := operator.DefaultOptions()
-	opts.LeaderElect, opts.MetricsAddr, opts.ProbeAddr, opts.ZTP, opts.SkipNameValidation = false, "0", "0", false, true
-	mgr, err := operator.New(cfg, opts)
+	dir, err := os.MkdirTemp("", "bench-operator-")
 	if err != nil {
 		return nil, err
 	}
-	f.hub.Go(func(ctx context.Context) { _ = mgr.Start(ctx) })
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return nil, fmt.Errorf("the operator's caches did not sync")
-	}
-	if err := waitUntil(ctx, 100*time.Millisecond, func() (bool, error) {
-		return run.requests.quietSince() > 2*time.Second, nil
-	}); err != nil {
+	if err := f.hub.WriteKubeconfig(filepath.Join(dir, "kubeconfig")); err != nil {
 		return nil, err
 	}
-	run.requests.markSynced()
-	go run.sampleQueue()
-	return run, nil
-}
-
-func (r *operatorRun) sampleQueue() {
-	defer close(r.done)
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
-	for {
-		d := queueDepths(controllerFamilies())[operatorController]
-		r.mu.Lock()
-		r.maxDepth = max(r.maxDepth, d)
-		r.mu.Unlock()
-		select {
-		case <-r.stop:
-			return
-		case <-t.C:
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the operator process: %w", err)
+	}
+	run := &operatorRun{cmd: cmd, dir: dir, exited: make(chan error, 1)}
+	synced := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if sc.Text() == childSynced {
+				close(synced)
+			}
 		}
+		run.exited <- cmd.Wait()
+	}()
+	select {
+	case <-synced:
+		return run, nil
+	case err := <-run.exited:
+		return nil, fmt.Errorf("the operator process exited before its caches synced: %v", err)
+	case <-ctx.Done():
+		_ = cmd.Process.Kill()
+		return nil, ctx.Err()
 	}
 }
 
-func (r *operatorRun) close() int {
-	close(r.stop)
-	<-r.done
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.maxDepth
+// stop stops the operator process (SIGTERM, as a pod's termination) and returns its report.
+func (r *operatorRun) stop() (childReport, error) {
+	defer os.RemoveAll(r.dir)
+	var rep childReport
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return rep, err
+	}
+	select {
+	case err := <-r.exited:
+		if err != nil {
+			return rep, fmt.Errorf("the operator process: %w", err)
+		}
+	case <-time.After(time.Minute):
+		_ = r.cmd.Process.Kill()
+		return rep, fmt.Errorf("the operator process did not stop within a minute")
+	}
+	data, err := os.ReadFile(filepath.Join(r.dir, childReportFile))
+	if err != nil {
+		return rep, err
+	}
+	return rep, json.Unmarshal(data, &rep)
 }
 
 // newUpgrade is the benchmark's ClusterGroupUpgrade: every cluster of the fleet by label,

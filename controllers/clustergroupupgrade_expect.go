@@ -1,0 +1,120 @@
+package controllers
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+// cacheLag bounds how long a reconcile waits for the cache to show the operator's own last
+// write of a ClusterGroupUpgrade or of one of its batch records. Past it the reconcile goes
+// on, and the write it then makes is checked against the resourceVersion as always.
+const cacheLag = time.Second
+
+// expectations remember the resourceVersion each ClusterGroupUpgrade and batch record had
+// after the reconciler's last write of it, until the cache shows that version.
+//
+// A reconcile reads from the cache, and the cache learns of a write only when its watch
+// event arrives. A reconcile that starts before then reads what the previous one
+// replaced: it would compute the same rollout again, write its Placements again, and fail
+// at its status update with a conflict (then retry with back-off). Waiting for the event
+// instead costs no request: the update event that shows the version clears the
+// expectation and queues the ClusterGroupUpgrade (expectationsMet). Correctness never
+// depends on it: every status write is still checked against the resourceVersion read.
+type expectations struct {
+	mu      sync.Mutex
+	pending map[types.UID]expectation
+}
+
+type expectation struct {
+	version string
+	at      time.Time
+}
+
+// wrote records the version a write of o returned.
+func (e *expectations) wrote(o client.Object, now time.Time) {
+	if o.GetResourceVersion() == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.pending == nil {
+		e.pending = map[types.UID]expectation{}
+	}
+	e.pending[o.GetUID()] = expectation{version: o.GetResourceVersion(), at: now}
+}
+
+// behind reports how long to wait for the cache when any of objects, read from it, is not
+// the version last written yet; zero when the cache is up to date, or when the write is
+// older than cacheLag (its expectation is then dropped).
+func (e *expectations) behind(now time.Time, objects ...client.Object) time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var wait time.Duration
+	for _, o := range objects {
+		x, ok := e.pending[o.GetUID()]
+		switch {
+		case !ok:
+		case o.GetResourceVersion() == x.version || now.Sub(x.at) >= cacheLag:
+			delete(e.pending, o.GetUID())
+		default:
+			wait = max(wait, cacheLag-now.Sub(x.at))
+		}
+	}
+	return wait
+}
+
+// observed clears o's expectation when o is the version last written, and reports it.
+func (e *expectations) observed(o client.Object) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, ok := e.pending[o.GetUID()]
+	if !ok || o.GetResourceVersion() != x.version {
+		return false
+	}
+	delete(e.pending, o.GetUID())
+	return true
+}
+
+// forget drops the expectations of objects that are gone.
+func (e *expectations) forget(o client.Object) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.pending, o.GetUID())
+}
+
+// expectationsMet queues a ClusterGroupUpgrade when the cache shows the reconciler's last
+// write of it or of one of its batch records.
+type expectationsMet struct{ e *expectations }
+
+var _ handler.EventHandler = expectationsMet{}
+
+func (h expectationsMet) Create(context.Context, event.CreateEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+}
+
+func (h expectationsMet) Update(_ context.Context, ev event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if !h.e.observed(ev.ObjectNew) {
+		return
+	}
+	key := types.NamespacedName{Namespace: ev.ObjectNew.GetNamespace(), Name: ev.ObjectNew.GetName()}
+	if b, ok := ev.ObjectNew.(*ranv1alpha1.ClusterGroupUpgradeBatch); ok {
+		key.Name = b.Spec.Upgrade
+	}
+	q.Add(reconcile.Request{NamespacedName: key})
+}
+
+func (h expectationsMet) Delete(_ context.Context, ev event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.e.forget(ev.Object)
+}
+
+func (h expectationsMet) Generic(context.Context, event.GenericEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+}

@@ -1,0 +1,152 @@
+package bench_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/cgu-operator/cgu-operator/pkg/operator"
+)
+
+// The operator side of a benchmark runs in a child process: this test binary started again
+// with childEnv set to a directory holding the hub's kubeconfig. It prints childSynced once
+// its caches synced and it has been quiet for two seconds, runs until SIGTERM, and then
+// writes childReportFile into the directory.
+const (
+	childEnv        = "CGU_BENCH_OPERATOR_DIR"
+	childSynced     = "synced"
+	childReportFile = "report.json"
+	// operatorController is the ClusterGroupUpgrade controller's name in controller-runtime's
+	// metrics.
+	operatorController = "clustergroupupgrade"
+)
+
+// childReport is what the operator process measured of itself.
+type childReport struct {
+	// Before and After count requests by verb and resource, before and after the caches
+	// synced.
+	Before, After map[string]int
+	// Largest is the largest request body written, LargestOf the request that wrote it.
+	Largest   int64
+	LargestOf string
+	// Reconciles counts the ClusterGroupUpgrade controller's reconciles by result.
+	Reconciles   map[string]int
+	ReconcileP99 time.Duration
+	MaxDepth     int
+	// HeapPeak is the largest Go heap sampled (every 200 ms); RSSPeak the kernel's
+	// high-water mark of the resident set (VmHWM) or the largest sample, whichever is
+	// higher: the whole life of the process, the cache's initial sync included.
+	HeapPeak, RSSPeak uint64
+	// HeapLive is the heap after a collection at the end, before the manager stopped.
+	HeapLive uint64
+}
+
+func (r childReport) counts() requestCounts {
+	return requestCounts{before: r.Before, after: r.After, largest: r.Largest, largestOf: r.LargestOf}
+}
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(childEnv); dir != "" {
+		if err := runChild(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "operator process:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runChild runs the operator through operator.New, as the production binary does, with its
+// production defaults except: no leader election, no metrics or probe endpoints, no ZTP
+// controller (it would make a CGU for every cluster without the ztp-done label). Every
+// request it makes goes through a counting transport.
+func runChild(dir string) error {
+	log := logr.Discard()
+	if path := os.Getenv("BENCH_LOG"); path != "" {
+		f, err := os.Create(path + ".operator")
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		log = zap.New(zap.WriteTo(f))
+	}
+	ctrl.SetLogger(log)
+	klog.SetLogger(logr.Discard())
+	mem := startMemorySampler(200 * time.Millisecond)
+	defer mem.close()
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		return err
+	}
+	requests := newRequestCounter()
+	cfg.WrapTransport = requests.wrap
+	opts := operator.DefaultOptions()
+	opts.LeaderElect, opts.MetricsAddr, opts.ProbeAddr, opts.ZTP = false, "0", "0", false
+	mgr, err := operator.New(cfg, opts)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	managerCtx, stopManager := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(managerCtx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		stopManager()
+		return fmt.Errorf("the caches did not sync: %v", <-stopped)
+	}
+	if err := waitUntil(ctx, 100*time.Millisecond, func() (bool, error) {
+		return requests.quietSince() > 2*time.Second, nil
+	}); err != nil {
+		stopManager()
+		return err
+	}
+	requests.markSynced()
+	fmt.Println(childSynced)
+
+	maxDepth := sampleQueue(ctx)
+	rep := childReport{HeapLive: liveHeap()}
+	rep.Reconciles, rep.ReconcileP99 = reconcileStats(controllerFamilies(), operatorController)
+	stopManager()
+	if err := <-stopped; err != nil {
+		return fmt.Errorf("the manager: %w", err)
+	}
+	counts := requests.snapshot()
+	rep.Before, rep.After, rep.Largest, rep.LargestOf = counts.before, counts.after, counts.largest, counts.largestOf
+	rep.MaxDepth = maxDepth
+	rep.HeapPeak, rep.RSSPeak = mem.peaks()
+	data, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, childReportFile), data, 0o600)
+}
+
+// sampleQueue samples the controller's work queue depth every 50 ms until ctx ends and
+// returns the largest.
+func sampleQueue(ctx context.Context) int {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	depth := 0
+	for {
+		depth = max(depth, queueDepths(controllerFamilies())[operatorController])
+		select {
+		case <-ctx.Done():
+			return depth
+		case <-t.C:
+		}
+	}
+}
