@@ -175,9 +175,13 @@ func (s *scope) result() ctrl.Result {
 	if needsHealthRound(s) || needsWorksRound(s) {
 		return ctrl.Result{RequeueAfter: time.Millisecond}
 	}
-	if s.decision.Wake.IsZero() {
-		return ctrl.Result{}
+	var after time.Duration
+	if !s.decision.Wake.IsZero() {
+		// One second past the wake time: status times are stored to the second.
+		after = max(s.decision.Wake.Sub(s.now), 0) + time.Second
 	}
-	// One second past the wake time: status times are stored to the second.
-	return ctrl.Result{RequeueAfter: max(s.decision.Wake.Sub(s.now), 0) + time.Second}
+	if s.flush > 0 && (after == 0 || s.flush < after) {
+		after = s.flush // a deferred progress write falls due
+	}
+	return ctrl.Result{RequeueAfter: after}
 }

@@ -33,7 +33,18 @@ const cacheLag = time.Second
 type expectations struct {
 	mu      sync.Mutex
 	pending map[types.UID]expectation
+	// last is when each object was last written, for progressInterval.
+	last map[types.UID]time.Time
 }
+
+// progressInterval is the least time between two writes of a ClusterGroupUpgrade's status,
+// or of a batch record's, when the change is only clusters moving on
+// (rollout.StatusProgressOnly, rollout.RecordProgressOnly): such a change is written with
+// the next one after the interval, or with any other change, whichever comes first. A
+// rollout of many clusters through several policies would otherwise rewrite its records
+// and status at every reconcile (one or more a second), which loads the API server that
+// the propagator and the spokes need, for figures a user reads every few seconds at most.
+const progressInterval = 2 * time.Second
 
 type expectation struct {
 	version string
@@ -48,9 +59,22 @@ func (e *expectations) wrote(o client.Object, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.pending == nil {
-		e.pending = map[types.UID]expectation{}
+		e.pending, e.last = map[types.UID]expectation{}, map[types.UID]time.Time{}
 	}
 	e.pending[o.GetUID()] = expectation{version: o.GetResourceVersion(), at: now}
+	e.last[o.GetUID()] = now
+}
+
+// progressDue returns when a change of o that is only progress may be written: at once
+// (zero, or a time not after now) when o was not written in the last progressInterval.
+func (e *expectations) progressDue(o client.Object) time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	at, ok := e.last[o.GetUID()]
+	if !ok {
+		return time.Time{}
+	}
+	return at.Add(progressInterval)
 }
 
 // behind reports how long to wait for the cache when any of objects, read from it, is not
@@ -90,6 +114,7 @@ func (e *expectations) forget(o client.Object) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.pending, o.GetUID())
+	delete(e.last, o.GetUID())
 }
 
 // expectationsMet queues a ClusterGroupUpgrade when the cache shows the reconciler's last

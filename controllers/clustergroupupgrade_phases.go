@@ -44,6 +44,9 @@ type scope struct {
 	// stale is how long to wait for the cache to show the reconciler's last write; while
 	// it is positive nothing is decided or written.
 	stale time.Duration
+	// flush is how long until a deferred progress write is due (progressInterval); zero
+	// when nothing was deferred.
+	flush time.Duration
 
 	records []ranv1alpha1.ClusterGroupUpgradeBatch
 	// foreign are records named for this rollout that an earlier ClusterGroupUpgrade of the
@@ -361,6 +364,9 @@ func (r *ClusterGroupUpgradeReconciler) applyRecords(ctx context.Context, s *sco
 			continue
 		}
 		old := s.records[i].Status
+		if rollout.RecordProgressOnly(old, st, s.cgu.Spec.BatchSoak != nil) && s.deferProgress(r.expect.progressDue(&s.records[i]), r.lagNow()) {
+			continue
+		}
 		updated := s.records[i].DeepCopy()
 		updated.Status = st
 		if err := r.Client.Status().Update(ctx, updated); err != nil {
@@ -472,4 +478,16 @@ func (r *ClusterGroupUpgradeReconciler) releaseDeleted(ctx context.Context, s *s
 		return fmt.Errorf("releasing the deleted managed policy %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
 	return nil
+}
+
+// deferProgress reports whether a write that is only progress waits, due being when it may
+// be written; it keeps the earliest such time for the requeue.
+func (s *scope) deferProgress(due, now time.Time) bool {
+	if !now.Before(due) {
+		return false
+	}
+	if wait := due.Sub(now); s.flush == 0 || wait < s.flush {
+		s.flush = wait
+	}
+	return true
 }

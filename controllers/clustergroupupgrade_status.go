@@ -40,6 +40,9 @@ func (r *ClusterGroupUpgradeReconciler) patchStatus(ctx context.Context, s *scop
 	if equality.Semantic.DeepEqual(*st, s.before) {
 		return nil
 	}
+	if rollout.StatusProgressOnly(&s.before, st, s.cgu.Spec.BatchSoak != nil) && s.deferProgress(r.expect.progressDue(s.cgu), r.lagNow()) {
+		return nil
+	}
 	// A whole-status update, checked against the resourceVersion read: the status is
 	// computed from everything read since, and is written whole or not at all.
 	s.cgu.Status = *st

@@ -32,17 +32,11 @@ func TestFleetRollout(t *testing.T) {
 	if smoke && testing.Short() {
 		t.Skip("the smoke fleet takes about a minute")
 	}
-	log := logr.Discard()
-	if path := os.Getenv("BENCH_LOG"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		log = zap.New(zap.WriteTo(f))
+	closeLogs, err := setLogs(os.Getenv("BENCH_LOG"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	ctrl.SetLogger(log)
-	klog.SetLogger(logr.Discard())
+	defer closeLogs()
 	mem := startMemorySampler(200 * time.Millisecond)
 	defer mem.close()
 	var results []phaseResult
@@ -68,6 +62,22 @@ func TestFleetRollout(t *testing.T) {
 			}
 		}
 	}
+}
+
+// setLogs sends controller-runtime's logs to the file at path, or nowhere when path is
+// empty, and klog's nowhere; the returned function closes the file.
+func setLogs(path string) (func(), error) {
+	klog.SetLogger(logr.Discard())
+	if path == "" {
+		ctrl.SetLogger(logr.Discard())
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(f)))
+	return func() { _ = f.Close() }, nil
 }
 
 // requestTargets checks the operator's requests during a rollout against the targets that

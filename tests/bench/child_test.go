@@ -11,11 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
 )
@@ -73,17 +69,15 @@ func TestMain(m *testing.M) {
 // controller (it would make a CGU for every cluster without the ztp-done label). Every
 // request it makes goes through a counting transport.
 func runChild(dir string) error {
-	log := logr.Discard()
-	if path := os.Getenv("BENCH_LOG"); path != "" {
-		f, err := os.Create(path + ".operator")
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		log = zap.New(zap.WriteTo(f))
+	logs := os.Getenv("BENCH_LOG")
+	if logs != "" {
+		logs += ".operator"
 	}
-	ctrl.SetLogger(log)
-	klog.SetLogger(logr.Discard())
+	closeLogs, err := setLogs(logs)
+	if err != nil {
+		return err
+	}
+	defer closeLogs()
 	mem := startMemorySampler(200 * time.Millisecond)
 	defer mem.close()
 

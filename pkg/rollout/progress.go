@@ -1,0 +1,97 @@
+package rollout
+
+import (
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+// The operator writes a change of status that is only clusters moving on at most every
+// few seconds (controllers, progressInterval); every other change at once. A change is
+// "only clusters moving on" when a restarted operator would derive it again from the
+// same compliance, and no later decision reads a time it sets: an InProgress cluster
+// starting a later policy, or completing when no batch soak reads its completion time.
+// A cluster starting to soak on a policy (compliantSince), starting, timing out, failing
+// or being held, a batch starting or ending, a new state, reason or condition are never
+// deferred: they carry deadlines, soak times, events and the fleet-wide counts of
+// clusters in progress. Until a deferred change is written, each reconcile derives it
+// again, with its own time.
+
+// RecordProgressOnly reports whether a batch record's status changed from old to cur
+// only by InProgress clusters moving on; batchSoak says a batch soak reads the clusters'
+// completion times.
+func RecordProgressOnly(old, cur ranv1alpha1.ClusterGroupUpgradeBatchStatus, batchSoak bool) bool {
+	if !equality.Semantic.DeepEqual(old.StartedAt, cur.StartedAt) || !equality.Semantic.DeepEqual(old.TimeoutAt, cur.TimeoutAt) ||
+		!equality.Semantic.DeepEqual(old.FinishedAt, cur.FinishedAt) || old.EndsRollout != cur.EndsRollout ||
+		!equality.Semantic.DeepEqual(old.PausedBefore, cur.PausedBefore) {
+		return false
+	}
+	return allMovedOn(old.Clusters, cur.Clusters, batchSoak)
+}
+
+// allMovedOn reports whether the same clusters are in old and cur, in any order, each the
+// same or moved on.
+func allMovedOn(old, cur []ranv1alpha1.ClusterProgress, batchSoak bool) bool {
+	if len(old) != len(cur) {
+		return false
+	}
+	was := make(map[string]ranv1alpha1.ClusterProgress, len(old))
+	for _, c := range old {
+		was[c.Name] = c
+	}
+	for _, c := range cur {
+		o, ok := was[c.Name]
+		if !ok || !movedOn(o, c, batchSoak) {
+			return false
+		}
+	}
+	return true
+}
+
+// movedOn reports whether a cluster's progress is the same, or that of an InProgress
+// cluster that started a later policy, or completed (unless batchSoak).
+func movedOn(old, cur ranv1alpha1.ClusterProgress, batchSoak bool) bool {
+	switch {
+	case equality.Semantic.DeepEqual(old, cur):
+		return true
+	case old.State != ranv1alpha1.ClusterInProgress || old.Reason != "" || cur.CompliantSince != nil:
+		return false
+	case cur.State == ranv1alpha1.ClusterCompleted:
+		return !batchSoak
+	}
+	return cur.State == ranv1alpha1.ClusterInProgress && cur.Reason == ""
+}
+
+// StatusProgressOnly reports whether a ClusterGroupUpgrade's status changed from old to cur
+// only by the clusters of the current batch moving on (as RecordProgressOnly): the same
+// state, reason, batch and conditions (but for their messages), more clusters completed
+// and nothing else.
+func StatusProgressOnly(old, cur *ranv1alpha1.ClusterGroupUpgradeStatus, batchSoak bool) bool {
+	if old.State != cur.State || old.CurrentBatch == nil || cur.CurrentBatch == nil || old.CurrentBatch.Index != cur.CurrentBatch.Index {
+		return false
+	}
+	a, b := old.Counts, cur.Counts
+	if a.Total != b.Total || a.TimedOut != b.TimedOut || a.Failed != b.Failed || a.Held != b.Held || a.Pending != b.Pending ||
+		b.Completed < a.Completed || a.InProgress+a.Completed != b.InProgress+b.Completed {
+		return false
+	}
+	if !allMovedOn(old.CurrentBatch.Clusters, cur.CurrentBatch.Clusters, batchSoak) {
+		return false
+	}
+	for _, c := range cur.Conditions {
+		was := meta.FindStatusCondition(old.Conditions, c.Type)
+		if was == nil || was.Status != c.Status || was.Reason != c.Reason || was.ObservedGeneration != c.ObservedGeneration {
+			return false
+		}
+	}
+	if len(old.Conditions) != len(cur.Conditions) {
+		return false
+	}
+	// Everything else must be unchanged: compare with the moving parts taken from old.
+	rest := cur.DeepCopy()
+	rest.Message, rest.Progress, rest.Counts = old.Message, old.Progress, old.Counts
+	rest.CurrentBatch.Clusters = old.CurrentBatch.Clusters
+	rest.Conditions = old.Conditions
+	return equality.Semantic.DeepEqual(*old, *rest)
+}
