@@ -35,6 +35,40 @@ type expectations struct {
 	pending map[types.UID]expectation
 	// last is when each object was last written, for progressInterval.
 	last map[types.UID]time.Time
+	// enforcedAt is when each ClusterGroupUpgrade's enforcement was last written, for
+	// enforcementInterval.
+	enforcedAt map[types.UID]time.Time
+}
+
+// enforcementInterval is the least time between two writes of a ClusterGroupUpgrade's
+// enforcement (Placements, enforce copies, bindings) while clusters move on inside a
+// batch: the clusters that moved meanwhile go in one write of each Placement. Every
+// Placement change makes the placement controller decide again and the propagator
+// reconcile the policy for each of the Placement's clusters, so a write for each cluster
+// as it moves costs the hub more than the moves are worth. A batch starting or ending is
+// written at once.
+const enforcementInterval = 500 * time.Millisecond
+
+// enforced records a write of u's enforcement.
+func (e *expectations) enforced(u client.Object, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.enforcedAt == nil {
+		e.enforcedAt = map[types.UID]time.Time{}
+	}
+	e.enforcedAt[u.GetUID()] = now
+}
+
+// enforcementDue returns when u's enforcement may be written again while clusters move on
+// inside a batch.
+func (e *expectations) enforcementDue(u client.Object) time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	at, ok := e.enforcedAt[u.GetUID()]
+	if !ok {
+		return time.Time{}
+	}
+	return at.Add(enforcementInterval)
 }
 
 // progressInterval is the least time between two writes of a ClusterGroupUpgrade's status,
@@ -115,6 +149,7 @@ func (e *expectations) forget(o client.Object) {
 	defer e.mu.Unlock()
 	delete(e.pending, o.GetUID())
 	delete(e.last, o.GetUID())
+	delete(e.enforcedAt, o.GetUID())
 }
 
 // expectationsMet queues a ClusterGroupUpgrade when the cache shows the reconciler's last

@@ -454,8 +454,20 @@ func (r *ClusterGroupUpgradeReconciler) applyEnforcement(ctx context.Context, s 
 		clusters[len(roots)] = s.decision.Enforce[i]
 		roots = append(roots, p)
 	}
-	err := r.writer().Apply(ctx, policies.Enforcement{Upgrade: s.cgu, Mode: mode(s.cgu), Policies: roots, Clusters: clusters,
+	// Clusters moving on inside a batch are enforced at most every enforcementInterval,
+	// together; a batch starting or ending is enforced at once.
+	paced := !s.startedNow && len(s.decision.Ended) == 0
+	if paced && s.deferProgress(r.expect.enforcementDue(s.cgu), r.lagNow()) {
+		return nil
+	}
+	w := r.writer()
+	wrote := 0
+	w.Wrote = &wrote
+	err := w.Apply(ctx, policies.Enforcement{Upgrade: s.cgu, Mode: mode(s.cgu), Policies: roots, Clusters: clusters,
 		Frozen: frozenPolicies(s, roots)})
+	if wrote > 0 {
+		r.expect.enforced(s.cgu, r.lagNow())
+	}
 	if err != nil {
 		if !apierrors.IsConflict(err) {
 			r.Metrics.RemediationError(metrics.OperationPlacement)

@@ -59,6 +59,9 @@ type Writer struct {
 	Scheme *runtime.Scheme
 	// Unserved marks the kinds the hub does not serve: Cleanup does not look for them.
 	Unserved Unserved
+	// Wrote, when set, counts the enforce copies, Placements and PlacementBindings Apply
+	// created or changed.
+	Wrote *int
 }
 
 // Unserved marks the optional kinds a hub does not serve.
@@ -215,7 +218,7 @@ func Owned(labels map[string]string, owner Owner) bool {
 func (w Writer) ensure(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade, existing, desired client.Object, set func(existing, desired client.Object)) error {
 	existing.SetNamespace(desired.GetNamespace())
 	existing.SetName(desired.GetName())
-	_, err := controllerutil.CreateOrPatch(ctx, w.Client, existing, func() error {
+	result, err := controllerutil.CreateOrPatch(ctx, w.Client, existing, func() error {
 		set(existing, desired)
 		labels := existing.GetLabels()
 		if labels == nil {
@@ -228,6 +231,9 @@ func (w Writer) ensure(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpg
 		}
 		return nil
 	})
+	if err == nil && result != controllerutil.OperationResultNone && w.Wrote != nil {
+		*w.Wrote++
+	}
 	return err
 }
 

@@ -36,13 +36,32 @@ func allMovedOn(old, cur []ranv1alpha1.ClusterProgress, batchSoak bool) bool {
 	if len(old) != len(cur) {
 		return false
 	}
+	names := make(map[string]bool, len(old))
+	for _, c := range old {
+		names[c.Name] = true
+	}
+	for _, c := range cur {
+		if !names[c.Name] {
+			return false
+		}
+	}
+	return shownMovedOn(old, cur, batchSoak)
+}
+
+// shownMovedOn reports whether each cluster of cur is the same as in old or moved on; one
+// that old does not show must be InProgress or Completed (a list that shows only some of
+// a batch's clusters, not done first, shows others as clusters complete).
+func shownMovedOn(old, cur []ranv1alpha1.ClusterProgress, batchSoak bool) bool {
 	was := make(map[string]ranv1alpha1.ClusterProgress, len(old))
 	for _, c := range old {
 		was[c.Name] = c
 	}
 	for _, c := range cur {
 		o, ok := was[c.Name]
-		if !ok || !movedOn(o, c, batchSoak) {
+		if !ok {
+			o = ranv1alpha1.ClusterProgress{Name: c.Name, State: ranv1alpha1.ClusterInProgress}
+		}
+		if !movedOn(o, c, batchSoak) {
 			return false
 		}
 	}
@@ -76,7 +95,7 @@ func StatusProgressOnly(old, cur *ranv1alpha1.ClusterGroupUpgradeStatus, batchSo
 		b.Completed < a.Completed || a.InProgress+a.Completed != b.InProgress+b.Completed {
 		return false
 	}
-	if !allMovedOn(old.CurrentBatch.Clusters, cur.CurrentBatch.Clusters, batchSoak) {
+	if len(old.CurrentBatch.Clusters) != len(cur.CurrentBatch.Clusters) || !shownMovedOn(old.CurrentBatch.Clusters, cur.CurrentBatch.Clusters, batchSoak) {
 		return false
 	}
 	for _, c := range cur.Conditions {

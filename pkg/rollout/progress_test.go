@@ -89,6 +89,13 @@ func TestStatusProgressOnly(t *testing.T) {
 			st.CurrentBatch.Clusters = []ranv1alpha1.ClusterProgress{
 				{Name: "b", State: ranv1alpha1.ClusterInProgress, CurrentPolicy: "p2"}, {Name: "a", State: ranv1alpha1.ClusterCompleted}}
 		}), true},
+		"a cluster shown in the place of one that completed": {with(func(st *ranv1alpha1.ClusterGroupUpgradeStatus) {
+			st.Counts.InProgress, st.Counts.Completed = 1, 1
+			st.CurrentBatch.Clusters[0] = ranv1alpha1.ClusterProgress{Name: "c", State: ranv1alpha1.ClusterInProgress, CurrentPolicy: "p2"}
+		}), true},
+		"a failed cluster shown": {with(func(st *ranv1alpha1.ClusterGroupUpgradeStatus) {
+			st.CurrentBatch.Clusters[0] = ranv1alpha1.ClusterProgress{Name: "c", State: ranv1alpha1.ClusterFailed}
+		}), false},
 		"a cluster timed out": {with(func(st *ranv1alpha1.ClusterGroupUpgradeStatus) {
 			st.Counts.InProgress, st.Counts.TimedOut = 1, 1
 			st.CurrentBatch.Clusters[0].State = ranv1alpha1.ClusterTimedOut
