@@ -62,13 +62,19 @@ func (e *expectations) enforced(u client.Object, now time.Time) {
 // enforcementDue returns when u's enforcement may be written again while clusters move on
 // inside a batch.
 func (e *expectations) enforcementDue(u client.Object) time.Time {
+	return e.due(func() map[types.UID]time.Time { return e.enforcedAt }, u, enforcementInterval)
+}
+
+// due returns interval after the time times()[o] (times is read under the lock), or the
+// zero time when there is none.
+func (e *expectations) due(times func() map[types.UID]time.Time, o client.Object, interval time.Duration) time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	at, ok := e.enforcedAt[u.GetUID()]
+	t, ok := times()[o.GetUID()]
 	if !ok {
 		return time.Time{}
 	}
-	return at.Add(enforcementInterval)
+	return t.Add(interval)
 }
 
 // progressInterval is the least time between two writes of a ClusterGroupUpgrade's status,
@@ -102,13 +108,7 @@ func (e *expectations) wrote(o client.Object, now time.Time) {
 // progressDue returns when a change of o that is only progress may be written: at once
 // (zero, or a time not after now) when o was not written in the last progressInterval.
 func (e *expectations) progressDue(o client.Object) time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	at, ok := e.last[o.GetUID()]
-	if !ok {
-		return time.Time{}
-	}
-	return at.Add(progressInterval)
+	return e.due(func() map[types.UID]time.Time { return e.last }, o, progressInterval)
 }
 
 // behind reports how long to wait for the cache when any of objects, read from it, is not

@@ -3,6 +3,7 @@ package rollout
 import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
@@ -87,24 +88,9 @@ func movedOn(old, cur ranv1alpha1.ClusterProgress, batchSoak bool) bool {
 // state, reason, batch and conditions (but for their messages), more clusters completed
 // and nothing else.
 func StatusProgressOnly(old, cur *ranv1alpha1.ClusterGroupUpgradeStatus, batchSoak bool) bool {
-	if old.State != cur.State || old.CurrentBatch == nil || cur.CurrentBatch == nil || old.CurrentBatch.Index != cur.CurrentBatch.Index {
-		return false
-	}
-	a, b := old.Counts, cur.Counts
-	if a.Total != b.Total || a.TimedOut != b.TimedOut || a.Failed != b.Failed || a.Held != b.Held || a.Pending != b.Pending ||
-		b.Completed < a.Completed || a.InProgress+a.Completed != b.InProgress+b.Completed {
-		return false
-	}
-	if len(old.CurrentBatch.Clusters) != len(cur.CurrentBatch.Clusters) || !shownMovedOn(old.CurrentBatch.Clusters, cur.CurrentBatch.Clusters, batchSoak) {
-		return false
-	}
-	for _, c := range cur.Conditions {
-		was := meta.FindStatusCondition(old.Conditions, c.Type)
-		if was == nil || was.Status != c.Status || was.Reason != c.Reason || was.ObservedGeneration != c.ObservedGeneration {
-			return false
-		}
-	}
-	if len(old.Conditions) != len(cur.Conditions) {
+	if !sameBatch(old, cur) || !countsMovedOn(old.Counts, cur.Counts) || !sameConditions(old.Conditions, cur.Conditions) ||
+		len(old.CurrentBatch.Clusters) != len(cur.CurrentBatch.Clusters) ||
+		!shownMovedOn(old.CurrentBatch.Clusters, cur.CurrentBatch.Clusters, batchSoak) {
 		return false
 	}
 	// Everything else must be unchanged: compare with the moving parts taken from old.
@@ -113,4 +99,30 @@ func StatusProgressOnly(old, cur *ranv1alpha1.ClusterGroupUpgradeStatus, batchSo
 	rest.CurrentBatch.Clusters = old.CurrentBatch.Clusters
 	rest.Conditions = old.Conditions
 	return equality.Semantic.DeepEqual(*old, *rest)
+}
+
+// sameBatch reports whether both statuses are in the same state with the same current batch.
+func sameBatch(old, cur *ranv1alpha1.ClusterGroupUpgradeStatus) bool {
+	return old.State == cur.State && old.CurrentBatch != nil && cur.CurrentBatch != nil && old.CurrentBatch.Index == cur.CurrentBatch.Index
+}
+
+// countsMovedOn reports whether only clusters of the current batch completed.
+func countsMovedOn(a, b ranv1alpha1.ClusterCounts) bool {
+	return a.Total == b.Total && a.TimedOut == b.TimedOut && a.Failed == b.Failed && a.Held == b.Held && a.Pending == b.Pending &&
+		b.Completed >= a.Completed && a.InProgress+a.Completed == b.InProgress+b.Completed
+}
+
+// sameConditions reports whether the same conditions have the same status, reason and
+// generation; their messages may differ.
+func sameConditions(old, cur []metav1.Condition) bool {
+	if len(old) != len(cur) {
+		return false
+	}
+	for _, c := range cur {
+		was := meta.FindStatusCondition(old, c.Type)
+		if was == nil || was.Status != c.Status || was.Reason != c.Reason || was.ObservedGeneration != c.ObservedGeneration {
+			return false
+		}
+	}
+	return true
 }

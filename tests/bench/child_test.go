@@ -100,7 +100,7 @@ func runChild(dir string) error {
 	go func() { stopped <- mgr.Start(managerCtx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		stopManager()
-		return fmt.Errorf("the caches did not sync: %v", <-stopped)
+		return fmt.Errorf("the caches did not sync: %w", <-stopped)
 	}
 	if err := waitUntil(ctx, 100*time.Millisecond, func() (bool, error) {
 		return requests.quietSince() > 2*time.Second, nil

@@ -69,7 +69,7 @@ func startOperator(ctx context.Context, f *fleet) (*operatorRun, error) {
 	case <-synced:
 		return run, nil
 	case err := <-run.exited:
-		return nil, fmt.Errorf("the operator process exited before its caches synced: %v", err)
+		return nil, fmt.Errorf("the operator process exited before its caches synced: %w", err)
 	case <-ctx.Done():
 		_ = cmd.Process.Kill()
 		return nil, ctx.Err()
