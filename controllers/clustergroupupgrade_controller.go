@@ -181,7 +181,7 @@ func (s *scope) result() ctrl.Result {
 		after = max(s.decision.Wake.Sub(s.now), 0) + time.Second
 	}
 	if s.flush > 0 && (after == 0 || s.flush < after) {
-		after = s.flush // a deferred progress write falls due
+		after = s.flush // a deferred write falls due
 	}
 	return ctrl.Result{RequeueAfter: after}
 }

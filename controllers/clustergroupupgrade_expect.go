@@ -20,8 +20,27 @@ import (
 // on, and the write it then makes is checked against the resourceVersion as always.
 const cacheLag = time.Second
 
+// progressInterval is the least time between two writes of a ClusterGroupUpgrade's status,
+// or of a batch record's, when the change is only clusters moving on
+// (rollout.StatusProgressOnly, rollout.RecordProgressOnly): such a change is written with
+// the next one after the interval, or with any other change, whichever comes first. A
+// rollout of many clusters through several policies would otherwise rewrite its records
+// and status at every reconcile (one or more a second), which loads the API server that
+// the propagator and the spokes need, for figures a user reads every few seconds at most.
+const progressInterval = 2 * time.Second
+
+// enforcementInterval is the least time between two writes of a ClusterGroupUpgrade's
+// enforcement (Placements, enforce copies, bindings) while clusters move on inside a
+// batch: the clusters that moved meanwhile go in one write of each Placement. Every
+// Placement change makes the placement controller decide again and the propagator
+// reconcile the policy for each of the Placement's clusters, so a write for each cluster
+// as it moves costs the hub more than the moves are worth. A batch starting or ending is
+// written at once.
+const enforcementInterval = 500 * time.Millisecond
+
 // expectations remember the resourceVersion each ClusterGroupUpgrade and batch record had
-// after the reconciler's last write of it, until the cache shows that version.
+// after the reconciler's last write of it, until the cache shows that version, and when
+// each was last written, for the write intervals above.
 //
 // A reconcile reads from the cache, and the cache learns of a write only when its watch
 // event arrives. A reconcile that starts before then reads what the previous one
@@ -33,62 +52,21 @@ const cacheLag = time.Second
 type expectations struct {
 	mu      sync.Mutex
 	pending map[types.UID]expectation
-	// last is when each object was last written, for progressInterval.
-	last map[types.UID]time.Time
-	// enforcedAt is when each ClusterGroupUpgrade's enforcement was last written, for
-	// enforcementInterval.
-	enforcedAt map[types.UID]time.Time
+	// written is when each object, or a ClusterGroupUpgrade's enforcement, was last
+	// written.
+	written map[writeKey]time.Time
 }
-
-// enforcementInterval is the least time between two writes of a ClusterGroupUpgrade's
-// enforcement (Placements, enforce copies, bindings) while clusters move on inside a
-// batch: the clusters that moved meanwhile go in one write of each Placement. Every
-// Placement change makes the placement controller decide again and the propagator
-// reconcile the policy for each of the Placement's clusters, so a write for each cluster
-// as it moves costs the hub more than the moves are worth. A batch starting or ending is
-// written at once.
-const enforcementInterval = 500 * time.Millisecond
-
-// enforced records a write of u's enforcement.
-func (e *expectations) enforced(u client.Object, now time.Time) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.enforcedAt == nil {
-		e.enforcedAt = map[types.UID]time.Time{}
-	}
-	e.enforcedAt[u.GetUID()] = now
-}
-
-// enforcementDue returns when u's enforcement may be written again while clusters move on
-// inside a batch.
-func (e *expectations) enforcementDue(u client.Object) time.Time {
-	return e.due(func() map[types.UID]time.Time { return e.enforcedAt }, u, enforcementInterval)
-}
-
-// due returns interval after the time times()[o] (times is read under the lock), or the
-// zero time when there is none.
-func (e *expectations) due(times func() map[types.UID]time.Time, o client.Object, interval time.Duration) time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	t, ok := times()[o.GetUID()]
-	if !ok {
-		return time.Time{}
-	}
-	return t.Add(interval)
-}
-
-// progressInterval is the least time between two writes of a ClusterGroupUpgrade's status,
-// or of a batch record's, when the change is only clusters moving on
-// (rollout.StatusProgressOnly, rollout.RecordProgressOnly): such a change is written with
-// the next one after the interval, or with any other change, whichever comes first. A
-// rollout of many clusters through several policies would otherwise rewrite its records
-// and status at every reconcile (one or more a second), which loads the API server that
-// the propagator and the spokes need, for figures a user reads every few seconds at most.
-const progressInterval = 2 * time.Second
 
 type expectation struct {
 	version string
 	at      time.Time
+}
+
+// writeKey names a write: of the object itself, or of the enforcement of a
+// ClusterGroupUpgrade.
+type writeKey struct {
+	uid         types.UID
+	enforcement bool
 }
 
 // wrote records the version a write of o returned.
@@ -99,16 +77,47 @@ func (e *expectations) wrote(o client.Object, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.pending == nil {
-		e.pending, e.last = map[types.UID]expectation{}, map[types.UID]time.Time{}
+		e.pending = map[types.UID]expectation{}
 	}
 	e.pending[o.GetUID()] = expectation{version: o.GetResourceVersion(), at: now}
-	e.last[o.GetUID()] = now
+	e.setWritten(writeKey{uid: o.GetUID()}, now)
+}
+
+// enforced records a write of u's enforcement.
+func (e *expectations) enforced(u client.Object, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.setWritten(writeKey{uid: u.GetUID(), enforcement: true}, now)
+}
+
+func (e *expectations) setWritten(k writeKey, now time.Time) {
+	if e.written == nil {
+		e.written = map[writeKey]time.Time{}
+	}
+	e.written[k] = now
 }
 
 // progressDue returns when a change of o that is only progress may be written: at once
 // (zero, or a time not after now) when o was not written in the last progressInterval.
 func (e *expectations) progressDue(o client.Object) time.Time {
-	return e.due(func() map[types.UID]time.Time { return e.last }, o, progressInterval)
+	return e.due(writeKey{uid: o.GetUID()}, progressInterval)
+}
+
+// enforcementDue returns when u's enforcement may be written again while clusters move on
+// inside a batch.
+func (e *expectations) enforcementDue(u client.Object) time.Time {
+	return e.due(writeKey{uid: u.GetUID(), enforcement: true}, enforcementInterval)
+}
+
+// due returns interval after the write k, or the zero time when there was none.
+func (e *expectations) due(k writeKey, interval time.Duration) time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t, ok := e.written[k]
+	if !ok {
+		return time.Time{}
+	}
+	return t.Add(interval)
 }
 
 // behind reports how long to wait for the cache when any of objects, read from it, is not
@@ -148,8 +157,8 @@ func (e *expectations) forget(o client.Object) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.pending, o.GetUID())
-	delete(e.last, o.GetUID())
-	delete(e.enforcedAt, o.GetUID())
+	delete(e.written, writeKey{uid: o.GetUID()})
+	delete(e.written, writeKey{uid: o.GetUID(), enforcement: true})
 }
 
 // expectationsMet queues a ClusterGroupUpgrade when the cache shows the reconciler's last

@@ -44,8 +44,8 @@ type scope struct {
 	// stale is how long to wait for the cache to show the reconciler's last write; while
 	// it is positive nothing is decided or written.
 	stale time.Duration
-	// flush is how long until a deferred progress write is due (progressInterval); zero
-	// when nothing was deferred.
+	// flush is how long until a deferred write is due (progressInterval,
+	// enforcementInterval); zero when nothing was deferred.
 	flush time.Duration
 
 	records []ranv1alpha1.ClusterGroupUpgradeBatch
@@ -364,7 +364,7 @@ func (r *ClusterGroupUpgradeReconciler) applyRecords(ctx context.Context, s *sco
 			continue
 		}
 		old := s.records[i].Status
-		if rollout.RecordProgressOnly(old, st, s.cgu.Spec.BatchSoak != nil) && s.deferProgress(r.expect.progressDue(&s.records[i]), r.lagNow()) {
+		if rollout.RecordProgressOnly(old, st, s.cgu.Spec.BatchSoak != nil) && s.deferWrite(r.expect.progressDue(&s.records[i]), r.lagNow()) {
 			continue
 		}
 		updated := s.records[i].DeepCopy()
@@ -457,13 +457,10 @@ func (r *ClusterGroupUpgradeReconciler) applyEnforcement(ctx context.Context, s 
 	// Clusters moving on inside a batch are enforced at most every enforcementInterval,
 	// together; a batch starting or ending is enforced at once.
 	paced := !s.startedNow && len(s.decision.Ended) == 0
-	if paced && s.deferProgress(r.expect.enforcementDue(s.cgu), r.lagNow()) {
+	if paced && s.deferWrite(r.expect.enforcementDue(s.cgu), r.lagNow()) {
 		return nil
 	}
-	w := r.writer()
-	wrote := 0
-	w.Wrote = &wrote
-	err := w.Apply(ctx, policies.Enforcement{Upgrade: s.cgu, Mode: mode(s.cgu), Policies: roots, Clusters: clusters,
+	wrote, err := r.writer().Apply(ctx, policies.Enforcement{Upgrade: s.cgu, Mode: mode(s.cgu), Policies: roots, Clusters: clusters,
 		Frozen: frozenPolicies(s, roots)})
 	if wrote > 0 {
 		r.expect.enforced(s.cgu, r.lagNow())
@@ -492,9 +489,9 @@ func (r *ClusterGroupUpgradeReconciler) releaseDeleted(ctx context.Context, s *s
 	return nil
 }
 
-// deferProgress reports whether a write that is only progress waits, due being when it may
-// be written; it keeps the earliest such time for the requeue.
-func (s *scope) deferProgress(due, now time.Time) bool {
+// deferWrite reports whether a paced write (progress, or enforcement inside a batch) waits,
+// due being when it may be written; it keeps the earliest such time for the requeue.
+func (s *scope) deferWrite(due, now time.Time) bool {
 	if !now.Before(due) {
 		return false
 	}

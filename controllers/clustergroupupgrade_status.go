@@ -40,7 +40,7 @@ func (r *ClusterGroupUpgradeReconciler) patchStatus(ctx context.Context, s *scop
 	if equality.Semantic.DeepEqual(*st, s.before) {
 		return nil
 	}
-	if rollout.StatusProgressOnly(&s.before, st, s.cgu.Spec.BatchSoak != nil) && s.deferProgress(r.expect.progressDue(s.cgu), r.lagNow()) {
+	if rollout.StatusProgressOnly(&s.before, st, s.cgu.Spec.BatchSoak != nil) && s.deferWrite(r.expect.progressDue(s.cgu), r.lagNow()) {
 		return nil
 	}
 	// A whole-status update, checked against the resourceVersion read: the status is

@@ -6,10 +6,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	clocktesting "k8s.io/utils/clock/testing"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/cgu-operator/cgu-operator/tests/harness"
+	"github.com/cgu-operator/cgu-operator/tests/harness/suite"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
@@ -31,11 +30,6 @@ var (
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	log := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
-	ctrl.SetLogger(log)
-	var err error
-	fleet, err = harness.Start(ctx, log)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(fleet.Hub.Stop()).To(Succeed()) })
+	fleet = suite.Start(ctx)
 	hub, simulator, clock = fleet.Hub, fleet.Sim, fleet.Clock
 })

@@ -7,10 +7,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	clocktesting "k8s.io/utils/clock/testing"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/cgu-operator/cgu-operator/tests/harness"
+	"github.com/cgu-operator/cgu-operator/tests/harness/suite"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
@@ -34,11 +33,7 @@ var (
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	log := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
-	ctrl.SetLogger(log)
-	env, err := harness.Start(ctx, log)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(env.Hub.Stop()).To(Succeed()) })
+	env := suite.Start(ctx)
 	hub, simulator, clock = env.Hub, env.Sim, env.Clock
 	fleet = env
 	kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")

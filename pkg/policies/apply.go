@@ -59,9 +59,9 @@ type Writer struct {
 	Scheme *runtime.Scheme
 	// Unserved marks the kinds the hub does not serve: Cleanup does not look for them.
 	Unserved Unserved
-	// Wrote, when set, counts the enforce copies, Placements and PlacementBindings Apply
-	// created or changed.
-	Wrote *int
+
+	// written counts, during Apply, the objects ensure created or changed.
+	written *int
 }
 
 // Unserved marks the optional kinds a hub does not serve.
@@ -81,19 +81,22 @@ func (w Writer) copies() client.Reader {
 // Placement selecting exactly its clusters with a PlacementBinding; in Override mode the
 // Placement and a restricted, enforcing PlacementBinding of the original policy, in the
 // policy's namespace. Objects are created or updated; an unchanged object is not written.
-func (w Writer) Apply(ctx context.Context, e Enforcement) error {
+// It returns how many enforce copies, Placements and PlacementBindings it created or changed.
+func (w Writer) Apply(ctx context.Context, e Enforcement) (int, error) {
+	written := 0
+	w.written = &written
 	owner := Owner{Namespace: e.Upgrade.Namespace, Name: e.Upgrade.Name}
 	if e.Mode != ranv1alpha1.EnforcementOverride {
 		if err := w.ensureClusterSetBinding(ctx, owner.Namespace); err != nil {
-			return err
+			return written, err
 		}
 	}
 	for i, parent := range e.Policies {
 		if err := w.applyPolicy(ctx, e, owner, parent, e.Clusters[i], e.Frozen[i]); err != nil {
-			return fmt.Errorf("policy %s/%s: %w", parent.Namespace, parent.Name, err)
+			return written, fmt.Errorf("policy %s/%s: %w", parent.Namespace, parent.Name, err)
 		}
 	}
-	return nil
+	return written, nil
 }
 
 func (w Writer) applyPolicy(ctx context.Context, e Enforcement, owner Owner, parent *policyv1.Policy, clusters []string, frozen bool) error {
@@ -231,8 +234,8 @@ func (w Writer) ensure(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpg
 		}
 		return nil
 	})
-	if err == nil && result != controllerutil.OperationResultNone && w.Wrote != nil {
-		*w.Wrote++
+	if err == nil && result != controllerutil.OperationResultNone && w.written != nil {
+		*w.written++
 	}
 	return err
 }

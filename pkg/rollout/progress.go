@@ -23,43 +23,32 @@ import (
 // only by InProgress clusters moving on; batchSoak says a batch soak reads the clusters'
 // completion times.
 func RecordProgressOnly(old, cur ranv1alpha1.ClusterGroupUpgradeBatchStatus, batchSoak bool) bool {
-	if !equality.Semantic.DeepEqual(old.StartedAt, cur.StartedAt) || !equality.Semantic.DeepEqual(old.TimeoutAt, cur.TimeoutAt) ||
-		!equality.Semantic.DeepEqual(old.FinishedAt, cur.FinishedAt) || old.EndsRollout != cur.EndsRollout ||
-		!equality.Semantic.DeepEqual(old.PausedBefore, cur.PausedBefore) {
+	if !clustersMovedOn(old.Clusters, cur.Clusters, batchSoak, false) {
 		return false
 	}
-	return allMovedOn(old.Clusters, cur.Clusters, batchSoak)
+	rest := cur
+	rest.Clusters = old.Clusters
+	return equality.Semantic.DeepEqual(old, rest)
 }
 
-// allMovedOn reports whether the same clusters are in old and cur, in any order, each the
-// same or moved on.
-func allMovedOn(old, cur []ranv1alpha1.ClusterProgress, batchSoak bool) bool {
+// clustersMovedOn reports whether old and cur list as many clusters, each the same or moved
+// on. With shown, cur may list clusters old did not, which must be InProgress or Completed:
+// a list that shows only some of a batch's clusters, not done first, shows others as
+// clusters complete.
+func clustersMovedOn(old, cur []ranv1alpha1.ClusterProgress, batchSoak, shown bool) bool {
 	if len(old) != len(cur) {
 		return false
 	}
-	names := make(map[string]bool, len(old))
-	for _, c := range old {
-		names[c.Name] = true
-	}
-	for _, c := range cur {
-		if !names[c.Name] {
-			return false
-		}
-	}
-	return shownMovedOn(old, cur, batchSoak)
-}
-
-// shownMovedOn reports whether each cluster of cur is the same as in old or moved on; one
-// that old does not show must be InProgress or Completed (a list that shows only some of
-// a batch's clusters, not done first, shows others as clusters complete).
-func shownMovedOn(old, cur []ranv1alpha1.ClusterProgress, batchSoak bool) bool {
 	was := make(map[string]ranv1alpha1.ClusterProgress, len(old))
 	for _, c := range old {
 		was[c.Name] = c
 	}
 	for _, c := range cur {
 		o, ok := was[c.Name]
-		if !ok {
+		switch {
+		case !ok && !shown:
+			return false
+		case !ok:
 			o = ranv1alpha1.ClusterProgress{Name: c.Name, State: ranv1alpha1.ClusterInProgress}
 		}
 		if !movedOn(o, c, batchSoak) {
@@ -89,8 +78,7 @@ func movedOn(old, cur ranv1alpha1.ClusterProgress, batchSoak bool) bool {
 // and nothing else.
 func StatusProgressOnly(old, cur *ranv1alpha1.ClusterGroupUpgradeStatus, batchSoak bool) bool {
 	if !sameBatch(old, cur) || !countsMovedOn(old.Counts, cur.Counts) || !sameConditions(old.Conditions, cur.Conditions) ||
-		len(old.CurrentBatch.Clusters) != len(cur.CurrentBatch.Clusters) ||
-		!shownMovedOn(old.CurrentBatch.Clusters, cur.CurrentBatch.Clusters, batchSoak) {
+		!clustersMovedOn(old.CurrentBatch.Clusters, cur.CurrentBatch.Clusters, batchSoak, true) {
 		return false
 	}
 	// Everything else must be unchanged: compare with the moving parts taken from old.

@@ -12,12 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/cgu-operator/cgu-operator/tests/harness"
+	"github.com/cgu-operator/cgu-operator/tests/harness/suite"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
@@ -50,12 +49,7 @@ var longCluster = "long-" + strings.Repeat("c", 58)
 var fleet *harness.Env
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	log := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
-	ctrl.SetLogger(log)
-	var err error
-	fleet, err = harness.Start(ctx, log)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(fleet.Hub.Stop()).To(Succeed()) })
+	fleet = suite.Start(ctx)
 	Expect(ensureNamespace(ctx, namespace)).To(Succeed())
 
 	clusters := fleet.MustJoinFleet(ctx, fleetLabel, 3)

@@ -32,12 +32,9 @@ func desired(name string) func(Gomega) string {
 
 var _ = Describe("A ManagedCluster deleted in the middle of its batch", func() {
 	It("times out at the batch deadline, named in the condition; the others complete and nothing is left enforcing", func(ctx SpecContext) {
-		clusters := joinFleet(ctx, "detached", 6, time.Second)
-		p := fleet.MustPlaceUpgradePolicy(ctx, "detached", 6, settle)
+		clusters, cgu, log := upgradeRollout(ctx, "detached", 6, 3, time.Second)
 		gone := clusters[0]
 		fleet.Sim.SetBehaviour(gone, sim.Behaviour{Stall: true})
-		cgu := rolloutOf("cgu-detached", clusters, 3, p.Name)
-		log := watchRecords(ctx, cgu)
 		fleet.MustCreate(ctx, cgu)
 		Eventually(desired(gone)).WithTimeout(settle).Should(Equal(harness.To), "the upgrade reached the cluster")
 		Expect(clusterState(ctx, cgu, gone)(Default)).To(Equal(ranv1alpha1.ClusterInProgress))
@@ -129,12 +126,9 @@ var _ = Describe("A managed policy deleted during the rollout", func() {
 
 var _ = Describe("A spoke that stops answering in the middle of its upgrade", func() {
 	It("stays InProgress until the batch deadline, then times out; the rest go on; back later, nothing is enforced on it", func(ctx SpecContext) {
-		clusters := joinFleet(ctx, "unreach", 6, time.Second)
-		p := fleet.MustPlaceUpgradePolicy(ctx, "unreach", 6, settle)
+		clusters, cgu, log := upgradeRollout(ctx, "unreach", 6, 3, time.Second)
 		lost := clusters[0]
 		fleet.Sim.SetBehaviour(lost, sim.Behaviour{Stall: true})
-		cgu := rolloutOf("cgu-unreach", clusters, 3, p.Name)
-		log := watchRecords(ctx, cgu)
 		fleet.MustCreate(ctx, cgu)
 		Eventually(desired(lost)).WithTimeout(settle).Should(Equal(harness.To), "the upgrade reached the cluster")
 

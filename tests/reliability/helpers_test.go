@@ -48,6 +48,17 @@ func rolloutOf(namespace string, clusters []string, maxConcurrency int, policyNa
 	}
 }
 
+// upgradeRollout joins n clusters labelled fleet=<label> whose updates take duration,
+// places the upgrade policy on them, and returns them with the rollout of that policy in
+// namespace cgu-<label> (rolloutOf), its batch records watched from now on. The caller
+// creates the rollout.
+func upgradeRollout(ctx context.Context, label string, n, maxConcurrency int, duration time.Duration) ([]string, *ranv1alpha1.ClusterGroupUpgrade, *recordLog) {
+	names := joinFleet(ctx, label, n, duration)
+	p := fleet.MustPlaceUpgradePolicy(ctx, label, n, settle)
+	cgu := rolloutOf("cgu-"+label, names, maxConcurrency, p.Name)
+	return names, cgu, watchRecords(ctx, cgu)
+}
+
 // joinFleet adds n clusters labelled fleet=<label> whose updates take duration.
 func joinFleet(ctx context.Context, label string, n int, duration time.Duration) []string {
 	names, err := fleet.JoinFleetWith(ctx, label, n, func(s *sim.SpokeSpec) { s.Behaviour = sim.Behaviour{Duration: duration} })

@@ -12,10 +12,7 @@ import (
 var _ = Describe("The operator killed and restarted during a rollout of 200 clusters", func() {
 	It("completes every batch once, in order, upgrades every cluster and leaves nothing enforcing", func(ctx SpecContext) {
 		const clusters, concurrency, batches = 200, 20, 10
-		names := joinFleet(ctx, "restart", clusters, 2*time.Second)
-		p := fleet.MustPlaceUpgradePolicy(ctx, "restart", clusters, settle)
-		cgu := rolloutOf("cgu-restart", names, concurrency, p.Name)
-		log := watchRecords(ctx, cgu)
+		names, cgu, log := upgradeRollout(ctx, "restart", clusters, concurrency, 2*time.Second)
 		errorsBefore := reconcileErrors()
 
 		By("creating the rollout, then killing or stopping the operator as each batch starts and in the middle of some")
@@ -66,10 +63,7 @@ var _ = Describe("The operator killed and restarted during a rollout of 200 clus
 var _ = Describe("The kube-apiserver restarted during a rollout", func() {
 	It("lets the rollout complete afterwards, each batch once", func(ctx SpecContext) {
 		const clusters, concurrency, batches = 30, 10, 3
-		names := joinFleet(ctx, "apiserver", clusters, 2*time.Second)
-		p := fleet.MustPlaceUpgradePolicy(ctx, "apiserver", clusters, settle)
-		cgu := rolloutOf("cgu-apiserver", names, concurrency, p.Name)
-		log := watchRecords(ctx, cgu)
+		names, cgu, log := upgradeRollout(ctx, "apiserver", clusters, concurrency, 2*time.Second)
 		fleet.MustCreate(ctx, cgu)
 
 		By("restarting the kube-apiserver while batch 2 runs")

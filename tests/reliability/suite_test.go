@@ -6,10 +6,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/cgu-operator/cgu-operator/tests/harness"
+	"github.com/cgu-operator/cgu-operator/tests/harness/suite"
 	"github.com/cgu-operator/cgu-operator/tests/testenv"
 )
 
@@ -30,15 +29,11 @@ const settle = 90 * time.Second
 var fleet *harness.Env
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	log := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
-	ctrl.SetLogger(log)
-	var err error
-	fleet, err = harness.Start(ctx, log)
-	Expect(err).NotTo(HaveOccurred())
+	// Cleanups run last registered first: this check runs after suite.Start's stops the hub.
 	DeferCleanup(func() {
-		Expect(fleet.Hub.Stop()).To(Succeed())
 		procs, err := testenv.ControlPlaneProcesses()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(procs).To(BeEmpty(), "no kube-apiserver or etcd outlives the suite")
 	})
+	fleet = suite.Start(ctx)
 })

@@ -30,10 +30,7 @@ const otherWriter = "other-writer"
 var _ = Describe("Another writer editing the CGU during the rollout", func() {
 	It("is honoured (pause), keeps its labels, annotations and spec, and the status converges after a stale write", func(ctx SpecContext) {
 		const clusters, concurrency, batches = 30, 10, 3
-		names := joinFleet(ctx, "writer", clusters, 2*time.Second)
-		p := fleet.MustPlaceUpgradePolicy(ctx, "writer", clusters, settle)
-		cgu := rolloutOf("cgu-writer", names, concurrency, p.Name)
-		log := watchRecords(ctx, cgu)
+		names, cgu, log := upgradeRollout(ctx, "writer", clusters, concurrency, 2*time.Second)
 		c := fleet.Hub.Client
 		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cgu.Namespace}})).To(Succeed())
 		Expect(c.Create(ctx, cgu.DeepCopy(), client.FieldOwner(otherWriter))).To(Succeed())
@@ -99,7 +96,7 @@ var _ = Describe("Another writer editing the CGU during the rollout", func() {
 		Expect(final.Labels).To(HaveKeyWithValue("writer.example.com/edit", last))
 		Expect(final.Annotations).To(HaveKeyWithValue("writer.example.com/edit", last))
 		Expect(final.Spec.Paused).To(BeFalse())
-		Expect(final.Spec.ManagedPolicies).To(Equal([]string{p.Name}))
+		Expect(final.Spec.ManagedPolicies).To(Equal(cgu.Spec.ManagedPolicies))
 		expectOperatorOwnsOnlyStatus(final)
 	})
 })
@@ -186,10 +183,7 @@ var _ = Describe("Two replicas with leader election", func() {
 		holder := leaseHolder(ctx)
 		Expect(holder).NotTo(BeEmpty())
 
-		names := joinFleet(ctx, "leader", 30, 2*time.Second)
-		p := fleet.MustPlaceUpgradePolicy(ctx, "leader", 30, settle)
-		cgu := rolloutOf("cgu-leader", names, 10, p.Name)
-		log := watchRecords(ctx, cgu)
+		names, cgu, log := upgradeRollout(ctx, "leader", 30, 10, 2*time.Second)
 		fleet.MustCreate(ctx, cgu)
 
 		By("the leader runs batch 1; the other replica writes nothing")

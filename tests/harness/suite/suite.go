@@ -1,0 +1,26 @@
+// Package suite starts the hub world for a Ginkgo suite. It is apart from tests/harness,
+// which the demo binary uses too, because Ginkgo registers its flags when imported.
+package suite
+
+import (
+	"context"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/cgu-operator/cgu-operator/tests/harness"
+)
+
+// Start starts the hub, the simulator and the operator (harness.Start) with
+// controller-runtime logging to GinkgoWriter, and stops the hub when the suite ends. Call it
+// from BeforeSuite.
+func Start(ctx context.Context) *harness.Env {
+	log := zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true))
+	ctrl.SetLogger(log)
+	env, err := harness.Start(ctx, log)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	ginkgo.DeferCleanup(func() { gomega.Expect(env.Hub.Stop()).To(gomega.Succeed()) })
+	return env
+}
