@@ -23,6 +23,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
+	"github.com/cgu-operator/cgu-operator/pkg/validate"
 )
 
 // SoakAnnotation on a managed policy is how many seconds a cluster must stay compliant with
@@ -64,6 +65,9 @@ type scope struct {
 	// its policy was deleted.
 	roots   []*policyv1.Policy
 	invalid *rollout.Problem
+	// compliantBefore are, before the start, the managed policies every selected cluster
+	// already complies with: left out of roots, read by pre-caching.
+	compliantBefore []*policyv1.Policy
 
 	plan     plan.Plan
 	progress rollout.Progress
@@ -176,7 +180,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherStart(ctx context.Context, s *scop
 		return err
 	}
 	s.blocked, s.selected, s.selectProblem = f.Blocked, f.Selected, f.SelectionProblem
-	s.roots, s.invalid, s.plan = f.Policies, f.Invalid, f.Plan
+	s.roots, s.invalid, s.plan, s.compliantBefore = f.Policies, f.Invalid, f.Plan, f.CompliantBefore
 	if s.invalid == nil && s.selectProblem == nil {
 		s.invalid = windowProblem(s.cgu)
 	}
@@ -247,6 +251,9 @@ func (r *ClusterGroupUpgradeReconciler) decide(ctx context.Context, s *scope) er
 		if f.Invalid == nil {
 			f.Invalid = s.invalid
 		}
+		if s.cgu.Spec.Backup {
+			f.Backup = &rollout.Problem{Reason: ranv1alpha1.ReasonBackupNotSupported, Message: backupMessage}
+		}
 	}
 	s.approvals = approvals(s.cgu, s.now)
 	f.Gates = gates(s)
@@ -276,8 +283,18 @@ func policyFacts(roots []*policyv1.Policy) func(string) []rollout.Policy {
 	}
 	return func(cluster string) []rollout.Policy {
 		out := make([]rollout.Policy, len(roots))
+		listed := false
 		for i := range roots {
-			out[i] = rollout.Policy{Compliant: compliant[i][cluster] == policyv1.Compliant, Soak: soaks[i]}
+			_, placed := compliant[i][cluster]
+			listed = listed || placed
+		}
+		for i := range roots {
+			// A policy not placed on the cluster is skipped at once, as in TALM: no soak.
+			_, placed := compliant[i][cluster]
+			out[i] = rollout.Policy{Compliant: validate.Done(compliant[i], cluster, listed)}
+			if placed {
+				out[i].Soak = soaks[i]
+			}
 		}
 		return out
 	}
@@ -285,7 +302,8 @@ func policyFacts(roots []*policyv1.Policy) func(string) []rollout.Policy {
 
 // applyActions runs beforeEnable on every planned cluster when the rollout starts, and
 // afterCompletion on each cluster as it completes (on every planned cluster when the
-// rollout completes, late ones included).
+// rollout completes, late ones included), and at the start on the selected clusters left
+// out of the plan as already compliant.
 func (r *ClusterGroupUpgradeReconciler) applyActions(ctx context.Context, s *scope) error {
 	actions := s.cgu.Spec.Actions
 	var clusters []string
@@ -303,6 +321,11 @@ func (r *ClusterGroupUpgradeReconciler) applyActions(ctx context.Context, s *sco
 		clusters = allClusters(s.plan)
 	} else {
 		clusters = newlyCompleted(s)
+	}
+	if s.startedNow {
+		// Clusters already compliant with every managed policy are done at the start, as
+		// in TALM: a ZTP site compliant from day one is labelled ztp-done.
+		clusters = append(clusters, s.plan.SkippedCompliant...)
 	}
 	return r.runActions(ctx, clusters, what)
 }

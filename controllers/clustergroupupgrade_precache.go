@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,6 +15,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 )
 
@@ -43,7 +45,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherPrecache(ctx context.Context, s *s
 		st.result = precache.Result{Reason: ranv1alpha1.ReasonPrecacheSpecIncomplete, Message: cfg.missing}
 		return nil
 	}
-	st.result = precache.Derive(precache.Input{Policies: s.roots, Config: cfg.spec, Graph: r.precacheGraph(ctx, s)})
+	st.result = precache.Derive(precache.Input{Policies: slices.Concat(s.roots, s.compliantBefore), Config: cfg.spec, Graph: r.precacheGraph(ctx, s)})
 	if !st.result.Valid {
 		return nil
 	}
@@ -212,6 +214,7 @@ func setPrecacheStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 	}
 	setCondition(st, gen, ranv1alpha1.ConditionPrecacheSpecValid, metav1.ConditionTrue, p.result.Reason, p.result.Message)
 	st.Precaching.Counts = precache.Counts(p.states)
+	st.Precaching.Status, st.Precaching.Clusters = talm.Precaching(allClusters(s.plan), p.states)
 	status, reason, message := precache.Condition(p.states)
 	setCondition(st, gen, ranv1alpha1.ConditionPrecachingSucceeded, status, reason, message)
 }

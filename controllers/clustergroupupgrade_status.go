@@ -15,6 +15,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 )
 
 // Event reasons, one per transition.
@@ -81,15 +82,28 @@ func computeStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 		st.CompletedAt = &now
 	}
 	st.ManagedPoliciesForUpgrade = acceptedPolicies(s)
+	setConditions(st, s)
+	setCheckStatus(st, s)
+	setTALMStatus(st, s)
+}
+
+// setConditions writes the conditions in the order TALM writes them (setCondition).
+func setConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
+	meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecachingSucceededOld)
 	if !s.started {
 		setSelectionConditions(st, s)
 		if s.selectProblem != nil || s.invalid != nil {
 			st.Plan = nil
 		}
 	}
-	setRolloutConditions(st, d)
-	setCheckStatus(st, s)
 	setPrecacheStatus(st, s)
+	setBackupCondition(st, s)
+	setRolloutConditions(st, s.decision)
+	if !s.started && (s.selectProblem != nil || s.invalid != nil || s.decision.Reason == ranv1alpha1.ReasonPrecachingInProgress) {
+		// TALM writes no Progressing condition before the spec is valid and pre-caching
+		// ended; status.state and status.message say what the rollout waits for.
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionProgressing)
+	}
 }
 
 func setSelectionConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
@@ -115,7 +129,8 @@ func setRolloutConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, d rollout.D
 	switch d.State {
 	case ranv1alpha1.StateNotCompleted:
 		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionTrue, d.Reason, message)
-		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, metav1.ConditionFalse, ranv1alpha1.ReasonInProgress, message)
+		// As TALM: Succeeded is written once the rollout ended.
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionSucceeded)
 	case ranv1alpha1.StateCompleted:
 		succeeded := metav1.ConditionTrue
 		if d.Reason == ranv1alpha1.ReasonClustersHeld {
@@ -132,8 +147,10 @@ func setRolloutConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, d rollout.D
 	}
 }
 
+// setCondition sets a condition in TALM's order (talm.SetCondition): `oc get cgu` shows the
+// last one.
 func setCondition(st *ranv1alpha1.ClusterGroupUpgradeStatus, gen int64, kind string, status metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: kind, Status: status, Reason: reason,
+	talm.SetCondition(&st.Conditions, metav1.Condition{Type: kind, Status: status, Reason: reason,
 		Message: rollout.Truncate(message, ranv1alpha1.MessageLimit), ObservedGeneration: gen})
 }
 

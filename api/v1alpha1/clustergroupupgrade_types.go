@@ -6,7 +6,7 @@ import (
 )
 
 // DefaultTimeoutMinutes is the overall rollout timeout used when
-// spec.remediationStrategy.timeout is absent (or zero).
+// spec.remediationStrategy.timeout is absent.
 const DefaultTimeoutMinutes = 240
 
 // ClusterDetailLimit bounds every per-cluster list the operator writes: the clusters of the
@@ -45,7 +45,9 @@ type RemediationStrategySpec struct {
 	MaxConcurrency int `json:"maxConcurrency"`
 
 	// Timeout is the time, in minutes, the whole rollout may take. Each batch gets the
-	// time left divided by the batches left. Zero means the default.
+	// time left divided by the batches left. Absent means 240. Zero means no time: a
+	// running rollout whose timeout is lowered to 0 (or below the time it has run) times
+	// out at once, as in TALM.
 	// +optional
 	// +kubebuilder:default=240
 	// +kubebuilder:validation:XValidation:rule="self >= 0",message="spec.remediationStrategy.timeout must not be negative"
@@ -621,6 +623,14 @@ type PrecachingStatus struct {
 	// Failed) to the number of clusters in it.
 	// +optional
 	Counts map[string]int `json:"counts,omitempty"`
+	// Status maps each cluster to its precache state, in TALM's words (TALM's). Past
+	// TALMStatusBudget it is shortened: see status.shortened.
+	// +optional
+	Status map[string]string `json:"status,omitempty"`
+	// Clusters are the clusters pre-caching runs on (TALM's).
+	// Deprecated: TALM's; read status.
+	// +optional
+	Clusters []string `json:"clusters,omitempty"`
 }
 
 // WaitingStatus is what a rollout waits for between two batches.
@@ -685,14 +695,56 @@ type ClusterGroupUpgradeStatus struct {
 	// CompletedAt is when the rollout completed.
 	// +optional
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
-	// ManagedPoliciesForUpgrade are the managed policies resolved to their namespaces, in
-	// spec order.
+	// ManagedPoliciesForUpgrade are the managed policies some selected cluster does not
+	// comply with, resolved to their namespaces, in spec order (TALM's): the policies the
+	// rollout enforces. Frozen when the rollout starts.
 	// +optional
 	ManagedPoliciesForUpgrade []PolicyReference `json:"managedPoliciesForUpgrade,omitempty"`
 	// ManagedPoliciesCompliantBeforeUpgrade are managed policies every selected cluster
-	// already complied with; they are not enforced.
+	// already complied with (TALM's); they are not enforced.
 	// +optional
 	ManagedPoliciesCompliantBeforeUpgrade []string `json:"managedPoliciesCompliantBeforeUpgrade,omitempty"`
+	// ManagedPoliciesNs maps each managed policy's name to its namespace (TALM's).
+	// +optional
+	ManagedPoliciesNs map[string]string `json:"managedPoliciesNs,omitempty"`
+	// ManagedPoliciesContent maps a managed policy to the objects of its templates that
+	// pre-caching and the InstallPlan approval read, as JSON (TALM's).
+	// +optional
+	ManagedPoliciesContent map[string]string `json:"managedPoliciesContent,omitempty"`
+	// Placements are the Placements the rollout binds its enforcement with (TALM's).
+	// +optional
+	Placements []string `json:"placements,omitempty"`
+	// PlacementBindings are the PlacementBindings the rollout made (TALM's).
+	// +optional
+	PlacementBindings []string `json:"placementBindings,omitempty"`
+	// CopiedPolicies are the enforce copies of the managed policies, in Copy mode (TALM's).
+	// +optional
+	CopiedPolicies []string `json:"copiedPolicies,omitempty"`
+	// SafeResourceNames maps the name an object would have if names had no length limit
+	// to the name it has (TALM's).
+	// +optional
+	SafeResourceNames map[string]string `json:"safeResourceNames,omitempty"`
+	// RemediationPlan is the plan, one list of cluster names a batch, canaries first
+	// (TALM's). Past TALMStatusBudget it is shortened: see status.shortened.
+	// +optional
+	RemediationPlan [][]string `json:"remediationPlan,omitempty"`
+	// ComputedMaxConcurrency is the size of the non-canary batches (TALM's).
+	// +optional
+	ComputedMaxConcurrency int `json:"computedMaxConcurrency,omitempty"`
+	// Status is TALM's status.status: start, end and the running batch's progress.
+	// +optional
+	Status UpgradeStatus `json:"status,omitempty"`
+	// Clusters are the clusters of the ended batches and their final state (TALM's).
+	// Past TALMStatusBudget it is shortened: see status.shortened.
+	// +optional
+	Clusters []ClusterFinalState `json:"clusters,omitempty"`
+	// Backup is TALM's backup status, written when spec.backup is true.
+	// +optional
+	Backup *BackupStatus `json:"backup,omitempty"`
+	// Shortened says which of TALM's fleet-sized fields were shortened to keep the status
+	// within TALMStatusBudget; absent when every one is written in full.
+	// +optional
+	Shortened *ShortenedStatus `json:"shortened,omitempty"`
 	// Precaching is the pre-caching state, when spec.preCaching is true.
 	// +optional
 	Precaching *PrecachingStatus `json:"precaching,omitempty"`
@@ -764,11 +816,14 @@ type ClusterCheck struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=clustergroupupgrades,shortName=cgu;cgus,categories=cgu-operator
-// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
-// +kubebuilder:printcolumn:name="Batch",type=string,JSONPath=`.status.progress.batch`
-// +kubebuilder:printcolumn:name="Clusters",type=string,JSONPath=`.status.progress.clusters`
+// TALM's columns, in TALM's order and meaning (the reason and message of the last
+// condition), then ours, shown with -o wide:
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:printcolumn:name="Details",type=string,JSONPath=`.status.message`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[-1:].reason`
+// +kubebuilder:printcolumn:name="Details",type=string,JSONPath=`.status.conditions[-1:].message`
+// +kubebuilder:printcolumn:name="Rollout",type=string,JSONPath=`.status.state`,priority=1
+// +kubebuilder:printcolumn:name="Batch",type=string,JSONPath=`.status.progress.batch`,priority=1
+// +kubebuilder:printcolumn:name="Clusters",type=string,JSONPath=`.status.progress.clusters`,priority=1
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.blockingCRs) || !self.spec.blockingCRs.exists(b, b.name == self.metadata.name && (!has(b.__namespace__) || size(b.__namespace__) == 0))",message="spec.blockingCRs must not name the ClusterGroupUpgrade itself"
 type ClusterGroupUpgrade struct {
 	metav1.TypeMeta   `json:",inline"`

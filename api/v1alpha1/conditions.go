@@ -1,7 +1,8 @@
 package v1alpha1
 
-// Condition types of a ClusterGroupUpgrade. The names match TALM's, so that tools reading
-// TALM conditions keep working (TALM spells the precaching one "PrecachingSuceeded").
+// Condition types of a ClusterGroupUpgrade. The names are TALM's, spelling included
+// ("PrecachingSuceeded", "BackupSuceeded"), so that tools reading TALM conditions keep
+// working; docs/talm-compatibility.md lists them with their reasons.
 const (
 	// ConditionClustersSelected is True when every named cluster exists and at least one
 	// cluster is selected.
@@ -12,8 +13,16 @@ const (
 	// ConditionPrecacheSpecValid is True when the precache spec derived from the policies
 	// and the PreCachingConfig is complete.
 	ConditionPrecacheSpecValid = "PrecacheSpecValid"
-	// ConditionPrecachingSucceeded is True when every cluster finished pre-caching.
-	ConditionPrecachingSucceeded = "PrecachingSucceeded"
+	// ConditionPrecachingSucceeded is True when every cluster finished pre-caching, with
+	// TALM's spelling; cgu-operator wrote "PrecachingSucceeded" before and removes that
+	// condition from the CGUs it reconciles.
+	ConditionPrecachingSucceeded = "PrecachingSuceeded"
+	// ConditionPrecachingSucceededOld is the spelling cgu-operator wrote before it took
+	// TALM's; it is removed when found.
+	ConditionPrecachingSucceededOld = "PrecachingSucceeded"
+	// ConditionBackupSucceeded is TALM's condition on the backup before the upgrade (TALM's
+	// spelling), present when spec.backup is true.
+	ConditionBackupSucceeded = "BackupSuceeded"
 	// ConditionProgressing is True while the rollout enforces policies.
 	ConditionProgressing = "Progressing"
 	// ConditionSucceeded is True once every cluster completed, False once the rollout
@@ -58,8 +67,9 @@ const (
 	// ReasonInvalidCanaries (Validated=False): canaries that are not selected clusters.
 	ReasonInvalidCanaries = "InvalidCanaries"
 	// ReasonPolicyDependencyOrder (Validated=False): a managed policy comes before a
-	// managed policy it depends on; the message names both.
-	ReasonPolicyDependencyOrder = "PolicyDependencyOrder"
+	// managed policy it depends on; the message names both. The value is TALM's reason,
+	// spelling included.
+	ReasonPolicyDependencyOrder = "UnresolvableDenpendency"
 	// ReasonNotAllManifestTemplatesExist (Validated=False): ManifestWorkReplicaSets named
 	// in spec.manifestWorkTemplates are missing; the message names them.
 	ReasonNotAllManifestTemplatesExist = "NotAllManifestTemplatesExist"
@@ -73,8 +83,13 @@ const (
 	// ReasonInvalidMaintenanceWindow (Validated=False): a maintenance window cannot be read;
 	// the message names the field.
 	ReasonInvalidMaintenanceWindow = "InvalidMaintenanceWindow"
-	// ReasonBackupNotSupported (Validated=False): spec.backup is true.
+	// ReasonBackupNotSupported (BackupSuceeded=False): spec.backup is true, and this
+	// version cannot back clusters up; the rollout does not start without its backup
+	// (Progressing=False, NotStarted).
 	ReasonBackupNotSupported = "BackupNotSupported"
+	// ReasonNotStarted (Progressing=False): an enabled rollout waits for what must happen
+	// before its first batch (TALM: the backup).
+	ReasonNotStarted = "NotStarted"
 
 	// ReasonPrecacheSpecIsWellFormed (PrecacheSpecValid=True).
 	ReasonPrecacheSpecIsWellFormed = "PrecacheSpecIsWellFormed"

@@ -148,7 +148,9 @@ func TestTimeLeft(t *testing.T) {
 		started, completedAt *metav1.Time
 		wantLabel, wantText  string
 	}{
-		"not started, the default timeout": {wantLabel: "Time left", wantText: "4h, counted from the start"},
+		"not started, the default timeout": {minutes: 240, wantLabel: "Time left", wantText: "4h, counted from the start"},
+		"running, the timeout lowered to zero": {minutes: 0, started: at(-4 * time.Minute),
+			wantLabel: "Time left", wantText: "none: ran out 4m ago (timeout 0s)"},
 		"running": {minutes: 60, started: at(-4 * time.Minute),
 			wantLabel: "Time left", wantText: "56m of 1h (started 4m ago)"},
 		"past the deadline": {minutes: 60, started: at(-65 * time.Minute),

@@ -20,6 +20,10 @@ type Input struct {
 	// Compliant holds the clusters already compliant with every managed policy; they are
 	// left out of the plan.
 	Compliant map[string]bool
+	// Unplaced holds the clusters no managed policy is placed on (no policy's status lists
+	// them); they are left out of the plan too, but are not compliant: nothing is known of
+	// them.
+	Unplaced map[string]bool
 }
 
 // Batch is a set of clusters remediated at the same time.
@@ -35,6 +39,9 @@ type Plan struct {
 	// SkippedCompliant are selected clusters left out because they were already compliant,
 	// in selection order.
 	SkippedCompliant []string
+	// Unplaced are selected clusters left out because no managed policy is placed on them,
+	// in selection order.
+	Unplaced []string
 }
 
 // Clusters is the number of clusters in the plan's batches.
@@ -86,7 +93,7 @@ func Build(in Input) (Plan, error) {
 			continue
 		}
 		placed[c] = true
-		if in.Compliant[c] {
+		if in.Compliant[c] || in.Unplaced[c] {
 			continue
 		}
 		p.Batches = append(p.Batches, Batch{Canary: true, Clusters: []string{c}})
@@ -97,17 +104,27 @@ func Build(in Input) (Plan, error) {
 			continue
 		}
 		placed[c] = true
-		if !in.Compliant[c] {
+		if !in.Compliant[c] && !in.Unplaced[c] {
 			rest = append(rest, c)
 		}
 	}
-	for _, c := range in.Clusters {
-		if in.Compliant[c] {
-			p.SkippedCompliant = append(p.SkippedCompliant, c)
-		}
-	}
+	p.SkippedCompliant, p.Unplaced = leftOut(in)
 	p.Batches = append(p.Batches, chunk(rest, in.MaxConcurrency)...)
 	return p, nil
+}
+
+// leftOut are the selected clusters the plan leaves out, in selection order: those already
+// compliant, and those no policy is placed on.
+func leftOut(in Input) (compliant, unplaced []string) {
+	for _, c := range in.Clusters {
+		switch {
+		case in.Compliant[c]:
+			compliant = append(compliant, c)
+		case in.Unplaced[c]:
+			unplaced = append(unplaced, c)
+		}
+	}
+	return compliant, unplaced
 }
 
 func chunk(clusters []string, size int) []Batch {
@@ -129,7 +146,7 @@ func chunk(clusters []string, size int) []Batch {
 // in order, and a batch left empty goes. Clusters that failed to pre-cache leave a plan
 // this way before it is frozen.
 func (p Plan) Without(drop map[string]bool) Plan {
-	out := Plan{SkippedCompliant: p.SkippedCompliant}
+	out := Plan{SkippedCompliant: p.SkippedCompliant, Unplaced: p.Unplaced}
 	for _, b := range p.Batches {
 		var kept []string
 		for _, c := range b.Clusters {

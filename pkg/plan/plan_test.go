@@ -51,6 +51,10 @@ var shapes = map[string]Input{
 		Clusters: clusterNames("sno", 6), Canaries: []string{"sno-01", "sno-02"}, MaxConcurrency: 2,
 		Compliant: set("sno-01"),
 	},
+	"unplaced-left-out": {
+		Clusters: clusterNames("sno", 6), Canaries: []string{"sno-02"}, MaxConcurrency: 2,
+		Compliant: set("sno-01"), Unplaced: set("sno-02", "sno-05"),
+	},
 	"all-compliant":    {Clusters: clusterNames("sno", 4), MaxConcurrency: 2, Compliant: set(clusterNames("sno", 4)...)},
 	"nothing-selected": {MaxConcurrency: 2},
 	"single-cluster":   {Clusters: []string{"sno-01"}, MaxConcurrency: 10},
@@ -79,6 +83,9 @@ func render(p Plan) string {
 		fmt.Fprintf(&b, "%d %s (%d): %s\n", i+1, kind, len(batch.Clusters), strings.Join(shown, " "))
 	}
 	fmt.Fprintf(&b, "skipped, already compliant: %s\n", strings.Join(p.SkippedCompliant, " "))
+	if len(p.Unplaced) > 0 {
+		fmt.Fprintf(&b, "skipped, no policy placed: %s\n", strings.Join(p.Unplaced, " "))
+	}
 	return b.String()
 }
 

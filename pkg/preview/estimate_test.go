@@ -14,7 +14,7 @@ func TestEstimateDuration(t *testing.T) {
 		upper               bool
 	}{
 		{"before any batch ended: the timeout's share", 4, 4, 240, nil, time.Hour, true},
-		{"the default timeout", 2, 2, 0, nil, 2 * time.Hour, true},
+		{"a timeout of zero leaves no time", 2, 2, 0, nil, 0, true},
 		{"the median of an odd count", 2, 5, 240, []time.Duration{30 * time.Minute, 10 * time.Minute, 20 * time.Minute}, 20 * time.Minute, false},
 		{"the median of an even count", 1, 3, 240, []time.Duration{10 * time.Minute, 20 * time.Minute}, 15 * time.Minute, false},
 		{"nothing left", 0, 3, 240, []time.Duration{time.Minute}, 0, false},

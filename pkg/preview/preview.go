@@ -28,6 +28,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	pkgselection "github.com/cgu-operator/cgu-operator/pkg/selection"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/pkg/validate"
 )
 
@@ -74,8 +75,13 @@ type Facts struct {
 	Selected []string
 	// SelectionProblem is why no clusters can be selected (ClustersSelected=False).
 	SelectionProblem *rollout.Problem
-	// Policies are the managed root policies, resolved and in spec order.
+	// Policies are the managed root policies for upgrade, resolved and in spec order: those
+	// some selected cluster does not comply with yet (TALM's managedPoliciesForUpgrade).
 	Policies []*policyv1.Policy
+	// CompliantBefore are the managed root policies every selected cluster already complies
+	// with, in spec order (TALM's managedPoliciesCompliantBeforeUpgrade): nothing enforces
+	// them, pre-caching still reads them.
+	CompliantBefore []*policyv1.Policy
 	// Invalid is why the spec cannot be planned (Validated=False).
 	Invalid *rollout.Problem
 	// Blocked is why spec.blockingCRs keep the rollout from starting.
@@ -121,6 +127,7 @@ func GatherIn(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 	if err != nil || f.Invalid != nil {
 		return f, err
 	}
+	resolved, f.Policies, f.CompliantBefore = splitCompliant(resolved, f.Policies, f.Selected)
 	var canaries []string
 	maxConcurrency := 0
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
@@ -128,12 +135,12 @@ func GatherIn(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 	}
 	// A cluster compliant with every policy is left out, unless steps follow the policies:
 	// no cluster is done with a ManifestWork before it is made.
-	var compliant map[string]bool
+	var compliant, unplaced map[string]bool
 	if len(cgu.Spec.ManifestWorkTemplates) == 0 {
-		compliant = validate.CompliantWithAll(resolved, f.Selected)
+		compliant, unplaced = validate.CompliantWithAll(resolved, f.Selected)
 	}
 	f.Plan, err = plan.Build(plan.Input{Clusters: f.Selected, Canaries: canaries, MaxConcurrency: maxConcurrency,
-		Compliant: compliant})
+		Compliant: compliant, Unplaced: unplaced})
 	if err != nil {
 		f.Invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidCanaries, Message: err.Error()}
 	}
@@ -243,7 +250,7 @@ func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.P
 		canaries = spec.RemediationStrategy.Canaries
 	}
 	res := validate.Validate(validate.Input{ManagedPolicies: spec.ManagedPolicies, Selected: selected,
-		Canaries: canaries, Backup: spec.Backup, Policies: candidates, AllowedNamespaces: g.scope.PolicyNamespaces})
+		Canaries: canaries, Policies: candidates, AllowedNamespaces: g.scope.PolicyNamespaces})
 	if res.Problem != nil {
 		return nil, nil, res.Problem, nil
 	}
@@ -263,6 +270,23 @@ func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.P
 	}
 	problem, err := g.manifestWorkTemplates(ctx)
 	return res.Resolved, resolved, problem, err
+}
+
+// splitCompliant leaves out of the rollout, as TALM does, the managed policies every
+// selected cluster already complies with (validate.CompliantBefore); resolved and roots are
+// in the same order.
+func splitCompliant(resolved []validate.Policy, roots []*policyv1.Policy, selected []string) ([]validate.Policy, []*policyv1.Policy, []*policyv1.Policy) {
+	var keep []validate.Policy
+	var forUpgrade, compliant []*policyv1.Policy
+	for i, p := range resolved {
+		if validate.CompliantBefore(p, selected, talm.AsksForStatus(roots[i])) {
+			compliant = append(compliant, roots[i])
+			continue
+		}
+		keep = append(keep, p)
+		forUpgrade = append(forUpgrade, roots[i])
+	}
+	return keep, forUpgrade, compliant
 }
 
 // rootPolicies lists the root policies named in spec.managedPolicies, in every namespace:

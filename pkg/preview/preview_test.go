@@ -104,8 +104,11 @@ func TestBuild(t *testing.T) {
 				c.Spec.RemediationStrategy = &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 0}
 			}),
 			extra: []client.Object{placement, decision},
+			// other-1 is in no managed policy's status: no policy is placed on it, and TALM
+			// leaves such a cluster out of the plan.
 			want: preview.Result{Plan: plan.Plan{
-				Batches: []plan.Batch{{Clusters: []string{"sno-1", "sno-2", "sno-4", "sno-5", "other-1"}}}, SkippedCompliant: []string{"sno-3"},
+				Batches:          []plan.Batch{{Clusters: []string{"sno-1", "sno-2", "sno-4", "sno-5"}}},
+				SkippedCompliant: []string{"sno-3"}, Unplaced: []string{"other-1"},
 			}},
 		},
 		"a missing placement": {

@@ -75,7 +75,7 @@ func movedOn(old, cur ranv1alpha1.ClusterProgress, batchSoak bool) bool {
 // StatusProgressOnly reports whether a ClusterGroupUpgrade's status changed from old to cur
 // only by the clusters of the current batch moving on (as RecordProgressOnly): the same
 // state, reason, batch and conditions (but for their messages), more clusters completed
-// and nothing else.
+// (shown in TALM's fields too) and nothing else.
 func StatusProgressOnly(old, cur *ranv1alpha1.ClusterGroupUpgradeStatus, batchSoak bool) bool {
 	if !sameBatch(old, cur) || !countsMovedOn(old.Counts, cur.Counts) || !sameConditions(old.Conditions, cur.Conditions) ||
 		!clustersMovedOn(old.CurrentBatch.Clusters, cur.CurrentBatch.Clusters, batchSoak, true) {
@@ -86,6 +86,9 @@ func StatusProgressOnly(old, cur *ranv1alpha1.ClusterGroupUpgradeStatus, batchSo
 	rest.Message, rest.Progress, rest.Counts = old.Message, old.Progress, old.Counts
 	rest.CurrentBatch.Clusters = old.CurrentBatch.Clusters
 	rest.Conditions = old.Conditions
+	// TALM's view of the same progress (pkg/talm) moves with it.
+	rest.Clusters, rest.Status.CurrentBatchRemediationProgress = old.Clusters, old.Status.CurrentBatchRemediationProgress
+	rest.Shortened = old.Shortened
 	return equality.Semantic.DeepEqual(*old, *rest)
 }
 

@@ -89,6 +89,13 @@ func TestStatusProgressOnly(t *testing.T) {
 			st.CurrentBatch.Clusters = []ranv1alpha1.ClusterProgress{
 				{Name: "b", State: ranv1alpha1.ClusterInProgress, CurrentPolicy: "p2"}, {Name: "a", State: ranv1alpha1.ClusterCompleted}}
 		}), true},
+		"a cluster completes, in TALM's fields too": {with(func(st *ranv1alpha1.ClusterGroupUpgradeStatus) {
+			st.Counts.InProgress, st.Counts.Completed = 1, 1
+			st.CurrentBatch.Clusters[0].State = ranv1alpha1.ClusterCompleted
+			st.Clusters = []ranv1alpha1.ClusterFinalState{{Name: "a", State: ranv1alpha1.TALMClusterComplete}}
+			st.Status.CurrentBatchRemediationProgress = map[string]*ranv1alpha1.ClusterRemediationProgress{"a": {State: ranv1alpha1.RemediationCompleted}}
+		}), true},
+		"TALM's current batch moves": {with(func(st *ranv1alpha1.ClusterGroupUpgradeStatus) { st.Status.CurrentBatch = 2 }), false},
 		"a cluster shown in the place of one that completed": {with(func(st *ranv1alpha1.ClusterGroupUpgradeStatus) {
 			st.Counts.InProgress, st.Counts.Completed = 1, 1
 			st.CurrentBatch.Clusters[0] = ranv1alpha1.ClusterProgress{Name: "c", State: ranv1alpha1.ClusterInProgress, CurrentPolicy: "p2"}

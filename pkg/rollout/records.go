@@ -126,7 +126,7 @@ func RecordStatuses(records []ranv1alpha1.ClusterGroupUpgradeBatch, d Decision, 
 			continue
 		}
 		st := ranv1alpha1.ClusterGroupUpgradeBatchStatus{
-			StartedAt: stamp(s.started), TimeoutAt: stamp(s.deadline), FinishedAt: stamp(s.finished),
+			StartedAt: Stamp(s.started), TimeoutAt: Stamp(s.deadline), FinishedAt: Stamp(s.finished),
 			EndsRollout: s.endsRollout, PausedBefore: r.Status.PausedBefore,
 		}
 		if st.PausedBefore == nil && s.pausedBefore > 0 {
@@ -144,10 +144,10 @@ func RecordStatuses(records []ranv1alpha1.ClusterGroupUpgradeBatch, d Decision, 
 
 func progressRecord(name string, c Cluster, policies []string) ranv1alpha1.ClusterProgress {
 	out := progressOf(name, c)
-	out.Since = stamp(c.Since)
+	out.Since = Stamp(c.Since)
 	out.Reason = c.Reason
 	if c.CompliantSince != nil {
-		out.CompliantSince = stamp(*c.CompliantSince)
+		out.CompliantSince = Stamp(*c.CompliantSince)
 	}
 	if c.State != ranv1alpha1.ClusterCompleted && c.Policy < len(policies) {
 		out.CurrentPolicy = policies[c.Policy]
@@ -155,8 +155,8 @@ func progressRecord(name string, c Cluster, policies []string) ranv1alpha1.Clust
 	return out
 }
 
-// stamp is t as the API stores it, to the second; nil for the zero time.
-func stamp(t time.Time) *metav1.Time {
+// Stamp is t as the API stores it, to the second; nil for the zero time.
+func Stamp(t time.Time) *metav1.Time {
 	if t.IsZero() {
 		return nil
 	}

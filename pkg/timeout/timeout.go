@@ -9,9 +9,11 @@ import (
 )
 
 // Overall returns when a rollout started at started runs out of time with a timeout of the
-// given minutes; zero (or less) means the default of 240 minutes.
+// given minutes. Zero is no time at all, as in TALM, where lowering the timeout to 0 is how a
+// running rollout is stopped (an absent timeout is the API's default of 240 minutes); a
+// negative count, which the API refuses, means that default.
 func Overall(started time.Time, minutes int) time.Time {
-	if minutes <= 0 {
+	if minutes < 0 {
 		minutes = ranv1alpha1.DefaultTimeoutMinutes
 	}
 	return started.Add(time.Duration(minutes) * time.Minute)

@@ -12,7 +12,7 @@ func TestOverall(t *testing.T) {
 		minutes int
 		want    time.Time
 	}{
-		"default for zero":     {0, t0.Add(240 * time.Minute)},
+		"zero is no time":      {0, t0},
 		"default for negative": {-3, t0.Add(240 * time.Minute)},
 		"given":                {90, t0.Add(90 * time.Minute)},
 		"ten years":            {5256000, t0.Add(5256000 * time.Minute)},

@@ -13,12 +13,12 @@ import (
 // every managed policy, in spec order, to one placed on a selected cluster, or gives a
 // known reason with a message.
 func FuzzValidate(f *testing.F) {
-	f.Add("platform-upgrade,operators", "sno-1,sno-2", "sno-1", false, "ns-a/platform-upgrade:sno-1,ns-b/operators:sno-2")
-	f.Add("p,p,", "a,,a", "zz,", false, "ns/p:a,other/p:a,ns/p:")
-	f.Add("p", "a", "", true, "")
-	f.Add("", "", "", false, "/:,:::")
-	f.Fuzz(func(t *testing.T, managed, selected, canaries string, backup bool, hub string) {
-		in := Input{ManagedPolicies: split(managed), Selected: split(selected), Canaries: split(canaries), Backup: backup}
+	f.Add("platform-upgrade,operators", "sno-1,sno-2", "sno-1", "ns-a/platform-upgrade:sno-1,ns-b/operators:sno-2")
+	f.Add("p,p,", "a,,a", "zz,", "ns/p:a,other/p:a,ns/p:")
+	f.Add("p", "a", "", "")
+	f.Add("", "", "", "/:,:::")
+	f.Fuzz(func(t *testing.T, managed, selected, canaries string, hub string) {
+		in := Input{ManagedPolicies: split(managed), Selected: split(selected), Canaries: split(canaries)}
 		for _, entry := range split(hub) {
 			key, cluster, _ := strings.Cut(entry, ":")
 			ns, name, _ := strings.Cut(key, "/")
@@ -28,7 +28,7 @@ func FuzzValidate(f *testing.F) {
 		res := Validate(in)
 		if res.Problem != nil {
 			switch res.Problem.Reason {
-			case ranv1alpha1.ReasonBackupNotSupported, ranv1alpha1.ReasonInvalidCanaries,
+			case ranv1alpha1.ReasonInvalidCanaries,
 				ranv1alpha1.ReasonNotAllManagedPoliciesExist, ranv1alpha1.ReasonAmbiguousManagedPoliciesNames:
 			default:
 				t.Fatalf("unknown reason %+v", res.Problem)
@@ -38,7 +38,7 @@ func FuzzValidate(f *testing.F) {
 			}
 			return
 		}
-		if backup || len(res.Resolved) != len(in.ManagedPolicies) {
+		if len(res.Resolved) != len(in.ManagedPolicies) {
 			t.Fatalf("Validate(%+v) = %+v", in, res)
 		}
 		for i, p := range res.Resolved {
@@ -51,7 +51,12 @@ func FuzzValidate(f *testing.F) {
 			}
 		}
 		_ = DependencyOrder(res.Resolved)
-		_ = CompliantWithAll(res.Resolved, in.Selected)
+		compliant, unplaced := CompliantWithAll(res.Resolved, in.Selected)
+		for c := range unplaced {
+			if compliant[c] {
+				t.Fatalf("%s is both compliant and unplaced", c)
+			}
+		}
 	})
 }
 

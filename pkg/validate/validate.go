@@ -34,8 +34,6 @@ type Input struct {
 	Selected []string
 	// Canaries are spec.remediationStrategy.canaries.
 	Canaries []string
-	// Backup is spec.backup.
-	Backup bool
 	// Policies are the hub's root policies whose names are among ManagedPolicies.
 	Policies []Policy
 	// AllowedNamespaces are the namespaces whose policies a rollout may enforce (the
@@ -54,12 +52,8 @@ type Result struct {
 // one selected cluster, as TALM does: none is a missing policy, several namespaces an
 // ambiguous name. With AllowedNamespaces, only policies of those namespaces count, and a
 // policy found only elsewhere is refused as not allowed (before missing or ambiguous
-// names are reported). It also checks canaries and backup.
+// names are reported). It also checks canaries.
 func Validate(in Input) Result {
-	if in.Backup {
-		return problem(ranv1alpha1.ReasonBackupNotSupported,
-			"spec.backup is not supported: back up clusters with lcm.openshift.io ImageBasedGroupUpgrade or before the rollout")
-	}
 	selected := make(map[string]bool, len(in.Selected))
 	for _, c := range in.Selected {
 		selected[c] = true
@@ -181,21 +175,67 @@ func problem(reason, message string) Result {
 	return Result{Problem: &rollout.Problem{Reason: reason, Message: message}}
 }
 
-// CompliantWithAll returns the selected clusters that every resolved policy shows Compliant:
-// the plan leaves them out.
-func CompliantWithAll(resolved []Policy, selected []string) map[string]bool {
-	out := map[string]bool{}
+// Done reports whether a cluster has nothing to do for a policy, from the root policy's
+// status: the status shows it Compliant, or the status does not list it while another managed
+// policy does (placed elsewhere, this policy is not placed on it: TALM skips it too). A
+// cluster no policy lists is never done: a deleted or unreachable cluster drops out of the
+// statuses, and must not pass for done. A policy whose status lists no cluster at all has not
+// been evaluated yet: nothing is done for any cluster.
+func Done(compliance map[string]policyv1.ComplianceState, cluster string, listedElsewhere bool) bool {
+	if len(compliance) == 0 {
+		return false
+	}
+	state, listed := compliance[cluster]
+	if !listed {
+		return listedElsewhere
+	}
+	return state == policyv1.Compliant
+}
+
+// CompliantWithAll returns the selected clusters that are done (Done) with every resolved
+// policy, and those no resolved policy lists (no policy is placed on them): the plan leaves
+// both out, as TALM does.
+func CompliantWithAll(resolved []Policy, selected []string) (compliant, unplaced map[string]bool) {
+	compliant, unplaced = map[string]bool{}, map[string]bool{}
 	for _, c := range selected {
+		listed := false
+		for _, p := range resolved {
+			if _, ok := p.Compliance[c]; ok {
+				listed = true
+				break
+			}
+		}
+		if !listed && len(resolved) > 0 {
+			unplaced[c] = true
+			continue
+		}
 		all := true
 		for _, p := range resolved {
-			if p.Compliance[c] != policyv1.Compliant {
+			if !Done(p.Compliance, c, true) {
 				all = false
 				break
 			}
 		}
-		out[c] = all
+		compliant[c] = all
 	}
-	return out
+	return compliant, unplaced
+}
+
+// CompliantBefore reports whether every selected cluster already complies with a policy, as
+// TALM decides which managed policies to leave out of a rollout
+// (managedPoliciesCompliantBeforeUpgrade): the status must list each one Compliant, and the
+// policy must not state a status of an object (asksForStatus), since only enforcing it
+// brings such a status about.
+func CompliantBefore(p Policy, selected []string, asksForStatus bool) bool {
+	if asksForStatus || len(selected) == 0 {
+		return false
+	}
+	for _, c := range selected {
+		if p.Compliance[c] != policyv1.Compliant {
+			return false
+		}
+	}
+	return true
 }
 
 // DependencyOrder checks that a managed policy comes after the managed policies it depends

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -77,10 +78,6 @@ func TestValidate(t *testing.T) {
 			in:         Input{ManagedPolicies: []string{"operators"}, Selected: []string{"sno-1"}, Canaries: []string{"sno-1", "sno-7"}},
 			wantReason: ranv1alpha1.ReasonInvalidCanaries, wantMessage: "not selected clusters: sno-7",
 		},
-		"backup is refused": {
-			in:         Input{ManagedPolicies: []string{"operators"}, Selected: []string{"sno-1"}, Backup: true},
-			wantReason: ranv1alpha1.ReasonBackupNotSupported, wantMessage: "spec.backup is not supported",
-		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -94,12 +91,78 @@ func TestValidate(t *testing.T) {
 func TestCompliantWithAll(t *testing.T) {
 	a := Policy{Compliance: map[string]policyv1.ComplianceState{"sno-1": policyv1.Compliant, "sno-2": policyv1.Compliant, "sno-3": policyv1.NonCompliant}}
 	b := Policy{Compliance: map[string]policyv1.ComplianceState{"sno-1": policyv1.Compliant, "sno-2": policyv1.Pending}}
-	got := CompliantWithAll([]Policy{a, b}, []string{"sno-1", "sno-2", "sno-3", "sno-4"})
-	want := map[string]bool{"sno-1": true, "sno-2": false, "sno-3": false, "sno-4": false}
-	for c, w := range want {
-		if got[c] != w {
-			t.Fatalf("%s: got %v, want %v (all %v)", c, got[c], w, got)
-		}
+	c := Policy{Compliance: map[string]policyv1.ComplianceState{"sno-5": policyv1.Compliant}}
+	cases := map[string]struct {
+		policies            []Policy
+		compliant, unplaced map[string]bool
+	}{
+		"compliant, pending, non-compliant, placed on one policy only, placed on none": {
+			policies:  []Policy{a, b, c},
+			compliant: map[string]bool{"sno-1": true, "sno-2": false, "sno-3": false, "sno-5": true},
+			unplaced:  map[string]bool{"sno-4": true},
+		},
+		"a policy not evaluated yet holds every cluster": {
+			policies:  []Policy{a, {Name: "new"}},
+			compliant: map[string]bool{"sno-1": false, "sno-2": false, "sno-3": false},
+			unplaced:  map[string]bool{"sno-4": true, "sno-5": true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			compliant, unplaced := CompliantWithAll(tc.policies, []string{"sno-1", "sno-2", "sno-3", "sno-4", "sno-5"})
+			for c, w := range tc.compliant {
+				if compliant[c] != w {
+					t.Fatalf("%s: compliant %v, want %v (all %v)", c, compliant[c], w, compliant)
+				}
+			}
+			if !reflect.DeepEqual(unplaced, tc.unplaced) {
+				t.Fatalf("unplaced %v, want %v", unplaced, tc.unplaced)
+			}
+		})
+	}
+}
+
+func TestDone(t *testing.T) {
+	p := map[string]policyv1.ComplianceState{"sno-1": policyv1.Compliant, "sno-2": policyv1.NonCompliant}
+	cases := map[string]struct {
+		compliance map[string]policyv1.ComplianceState
+		cluster    string
+		elsewhere  bool
+		want       bool
+	}{
+		"compliant":     {p, "sno-1", true, true},
+		"non-compliant": {p, "sno-2", true, false},
+		"not placed here, placed on another policy": {p, "sno-3", true, true},
+		"listed nowhere: deleted or unreachable":    {p, "sno-3", false, false},
+		"a policy not evaluated yet":                {nil, "sno-1", true, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Done(tc.compliance, tc.cluster, tc.elsewhere); got != tc.want {
+				t.Fatalf("Done = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCompliantBefore(t *testing.T) {
+	p := Policy{Compliance: map[string]policyv1.ComplianceState{"sno-1": policyv1.Compliant, "sno-2": policyv1.Compliant}}
+	cases := map[string]struct {
+		selected      []string
+		asksForStatus bool
+		want          bool
+	}{
+		"every selected cluster compliant":        {selected: []string{"sno-1", "sno-2"}, want: true},
+		"a selected cluster the policy skips":     {selected: []string{"sno-1", "sno-3"}},
+		"a policy stating a status is never done": {selected: []string{"sno-1"}, asksForStatus: true},
+		"no selected cluster":                     {},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := CompliantBefore(p, tc.selected, tc.asksForStatus); got != tc.want {
+				t.Fatalf("CompliantBefore(%v, %v) = %v, want %v", tc.selected, tc.asksForStatus, got, tc.want)
+			}
+		})
 	}
 }
 

@@ -44,8 +44,9 @@ const (
 	// to run it again: delete the ClusterGroupUpgrade (Start follows once it is gone).
 	Rerun
 	// Skipped is for a cluster whose ClusterGroupUpgrade completed without it in its plan
-	// (already compliant with every wave policy): label the cluster DoneLabel and delete the
-	// ClusterGroupUpgrade, which did nothing.
+	// (already compliant with every wave policy): label the cluster DoneLabel (its
+	// afterCompletion actions may have done so already) and delete the ClusterGroupUpgrade,
+	// which did nothing else.
 	Skipped
 )
 
@@ -78,6 +79,10 @@ func Next(c Cluster, cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time, settle
 	_, done := c.Labels[DoneLabel]
 	_, running := c.Labels[RunningLabel]
 	switch {
+	case done && cgu != nil && cgu.DeletionTimestamp.IsZero() && cgu.Status.State == ranv1alpha1.StateCompleted && cgu.Status.Counts.Total == 0:
+		// Its ClusterGroupUpgrade did nothing but label it done (afterCompletion runs on
+		// clusters compliant at the start, as in TALM): delete it.
+		return Skipped, 0
 	case IsHub(c.Name, c.Labels), !c.Available, done:
 		return Idle, 0
 	case cgu != nil:

@@ -52,9 +52,11 @@ func TestNext(t *testing.T) {
 		"upgrade starting": {cluster: settled, cgu: upgrade("", 0), want: Idle},
 		"completed, labels not seen yet": {cluster: with(settled, RunningLabel),
 			cgu: upgrade(ranv1alpha1.StateCompleted, 1), want: Idle},
-		"timed out":             {cluster: with(settled, RunningLabel), cgu: upgrade(ranv1alpha1.StateTimedOut, 1), want: Idle},
-		"done label removed":    {cluster: settled, cgu: upgrade(ranv1alpha1.StateCompleted, 1), want: Rerun},
-		"completed without it":  {cluster: settled, cgu: upgrade(ranv1alpha1.StateCompleted, 0), want: Skipped},
+		"timed out":            {cluster: with(settled, RunningLabel), cgu: upgrade(ranv1alpha1.StateTimedOut, 1), want: Idle},
+		"done label removed":   {cluster: settled, cgu: upgrade(ranv1alpha1.StateCompleted, 1), want: Rerun},
+		"completed without it": {cluster: settled, cgu: upgrade(ranv1alpha1.StateCompleted, 0), want: Skipped},
+		"done by an upgrade that did nothing else": {cluster: with(settled, DoneLabel),
+			cgu: upgrade(ranv1alpha1.StateCompleted, 0), want: Skipped},
 		"upgrade being deleted": {cluster: settled, cgu: deleting, want: Idle},
 	}
 	for name, tc := range cases {

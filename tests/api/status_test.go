@@ -33,27 +33,36 @@ var _ = Describe("ClusterGroupUpgrade status", func() {
 		Expect(ensureNamespace(ctx, statusNS)).To(Succeed())
 	})
 
-	It("is shown by `oc get cgu` in the State, Batch, Clusters, Age and Details columns", func(ctx SpecContext) {
+	It("is shown by `oc get cgu` in TALM's Age, State and Details columns, with ours in -o wide", func(ctx SpecContext) {
 		cgu := newCGU("columns")
 		Expect(k8s.Create(ctx, cgu)).To(Succeed())
+		now := metav1.Now()
 		cgu.Status = ranv1alpha1.ClusterGroupUpgradeStatus{
 			State:    ranv1alpha1.StateNotCompleted,
 			Message:  "Batch 2 of 5: waiting for 3 clusters",
 			Progress: ranv1alpha1.Progress{Batch: "2/5", Clusters: "30/100"},
+			Conditions: []metav1.Condition{
+				{Type: ranv1alpha1.ConditionClustersSelected, Status: metav1.ConditionTrue, Reason: ranv1alpha1.ReasonClusterSelectionCompleted, Message: "selected", LastTransitionTime: now},
+				{Type: ranv1alpha1.ConditionProgressing, Status: metav1.ConditionTrue, Reason: ranv1alpha1.ReasonInProgress, Message: "Remediating non-compliant policies", LastTransitionTime: now},
+			},
 		}
 		Expect(k8s.Status().Update(ctx, cgu)).To(Succeed())
 
 		table := getTable(ctx, "/apis/ran.openshift.io/v1alpha1/namespaces/"+statusNS+"/clustergroupupgrades/columns")
-		var names []string
+		var shown, wide []string
 		for _, c := range table.ColumnDefinitions {
-			names = append(names, c.Name)
+			if c.Priority == 0 {
+				shown = append(shown, c.Name)
+			} else {
+				wide = append(wide, c.Name)
+			}
 		}
-		Expect(names).To(Equal([]string{"Name", "State", "Batch", "Clusters", "Age", "Details"}))
+		Expect(shown).To(Equal([]string{"Name", "Age", "State", "Details"}))
+		Expect(wide).To(Equal([]string{"Rollout", "Batch", "Clusters"}))
 		Expect(table.Rows).To(HaveLen(1))
 		cells := table.Rows[0].Cells
 		Expect(cells[0]).To(Equal("columns"))
-		Expect(cells[1:4]).To(Equal([]any{"NotCompleted", "2/5", "30/100"}))
-		Expect(cells[5]).To(Equal("Batch 2 of 5: waiting for 3 clusters"))
+		Expect(cells[2:]).To(Equal([]any{"InProgress", "Remediating non-compliant policies", "NotCompleted", "2/5", "30/100"}))
 	})
 
 	It("accepts only the five documented states", func(ctx SpecContext) {

@@ -1,0 +1,177 @@
+package controllers_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	. "github.com/onsi/gomega/gstruct"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/tests/harness"
+	"github.com/cgu-operator/cgu-operator/tests/sim"
+	"github.com/cgu-operator/cgu-operator/tests/world"
+)
+
+// talmConditions are the CGU's conditions as TALM's scenarios compare them: type, status and
+// reason, in order.
+func talmConditions(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) []string {
+	return func(g Gomega) []string {
+		var out []string
+		for _, c := range fleet.Stored(ctx, cgu)(g).Status.Conditions {
+			out = append(out, c.Type+" "+string(c.Status)+" "+c.Reason)
+		}
+		return out
+	}
+}
+
+const (
+	selected  = "ClustersSelected True ClusterSelectionCompleted"
+	validated = "Validated True ValidationCompleted"
+)
+
+var _ = Describe("TALM's status contract", func() {
+	It("shows an upgrade as TALM does: a cluster compliant from the start, batches, a timeout lowered to 0", func(ctx SpecContext) {
+		By("three clusters, the third already on " + to + ", and a policy upgrading them")
+		all, err := fleet.JoinFleetWith(ctx, "talmup", 3, func(s *sim.SpokeSpec) {
+			if s.Name == "talmup-3" {
+				s.Version = harness.To
+			}
+		})
+		Expect(err).NotTo(HaveOccurred())
+		clusters, done := all[:2], all[2:]
+		Expect(simulator.Mutate(done[0], askedFor(to))).To(Succeed()) // upgraded earlier
+		p := placeUpgradePolicy(ctx, "talmup", 3)
+		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveKeyWithValue(done[0], policyv1.Compliant))
+
+		By("a CGU with batches of one and TALM's ZTP actions, not enabled")
+		cgu := newCGU("cgu-talmup", "upgrade", append(clusters, done[0]), 1, p.Name)
+		cgu.Spec.Actions = ranv1alpha1.Actions{
+			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-running": ""}}},
+			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-done": ""}, RemoveClusterLabels: []string{"ztp-running"}}},
+		}
+		fleet.MustCreate(ctx, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
+		before := fleet.Stored(ctx, cgu)(Default).Status
+		Expect(before.ComputedMaxConcurrency).To(Equal(1))
+		Expect(before.RemediationPlan).To(Equal([][]string{{clusters[0]}, {clusters[1]}}), "the compliant cluster is left out")
+		Expect(before.ManagedPoliciesForUpgrade).To(ConsistOf(And(HaveField("Name", p.Name), HaveField("Namespace", policyNS))))
+		Expect(before.ManagedPoliciesCompliantBeforeUpgrade).To(BeEmpty())
+		Expect(before.ManagedPoliciesNs).To(Equal(map[string]string{p.Name: policyNS}))
+		Expect(before.Placements).To(HaveLen(1))
+		Expect(before.PlacementBindings).To(Equal(before.Placements))
+		Expect(before.Status).To(Equal(ranv1alpha1.UpgradeStatus{}), "status.status is empty before the start")
+		Expect(before.Clusters).To(BeEmpty())
+
+		By("enabling it with the second cluster stalled")
+		simulator.SetBehaviour(clusters[1], sim.Behaviour{Stall: true})
+		enable(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(3 * settle).Should(And(
+			HaveField("Status.Status.CurrentBatch", 2),
+			HaveField("Status.Status.CurrentBatchRemediationProgress", HaveKeyWithValue(clusters[1],
+				PointTo(And(HaveField("State", ranv1alpha1.RemediationInProgress), HaveField("PolicyIndex", PointTo(Equal(0))))))),
+			HaveField("Status.Clusters", Equal([]ranv1alpha1.ClusterFinalState{
+				{Name: done[0], State: "complete"}, {Name: clusters[0], State: "complete"},
+			})),
+		))
+		running := fleet.Stored(ctx, cgu)(Default).Status
+		Expect(running.Status.StartedAt).NotTo(BeNil())
+		Expect(running.Status.CurrentBatchStartedAt).NotTo(BeNil())
+		Expect(running.Status.CompletedAt).To(BeNil())
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, validated, "Progressing True InProgress"}))
+		Expect(clusterLabels(ctx, done[0])(Default)).To(HaveKey("ztp-done"), "a cluster compliant from the start is done at the start")
+		Expect(clusterLabels(ctx, done[0])(Default)).NotTo(HaveKey("ztp-running"))
+		Expect(clusterLabels(ctx, clusters[0])(Default)).To(HaveKey("ztp-done"))
+		Expect(clusterLabels(ctx, clusters[1])(Default)).To(HaveKey("ztp-running"))
+
+		By("lowering the timeout to 0, as TALM users stop a rollout")
+		// A merge patch, as `oc patch` sends it: the Go type omits a zero timeout, which the
+		// API server would default back to 240.
+		Expect(hub.Client.Patch(ctx, fleet.Stored(ctx, cgu)(Default),
+			client.RawPatch(types.MergePatchType, []byte(`{"spec":{"remediationStrategy":{"timeout":0}}}`)))).To(Succeed())
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{
+			selected, validated, "Progressing False TimedOut", "Succeeded False TimedOut",
+		}))
+		ended := fleet.Stored(ctx, cgu)(Default).Status
+		Expect(ended.State).To(Equal(ranv1alpha1.StateTimedOut))
+		Expect(ended.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{
+			{Name: done[0], State: "complete"}, {Name: clusters[0], State: "complete"},
+			{Name: clusters[1], State: "timedout", CurrentPolicy: &ranv1alpha1.PolicyStatus{Name: p.Name, Status: "NonCompliant"}},
+		}))
+		Expect(ended.Status.CurrentBatch).To(BeZero())
+		Expect(ended.Status.CurrentBatchRemediationProgress).To(BeNil())
+		Expect(ended.Status.CompletedAt).NotTo(BeNil())
+		Expect(ended.RemediationPlan).To(Equal([][]string{{clusters[0]}, {clusters[1]}}))
+		Expect(clusterLabels(ctx, clusters[1])(Default)).NotTo(HaveKey("ztp-done"), "a timed-out cluster gets no afterCompletion")
+		Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(BeEmpty())
+		simulator.SetBehaviour(clusters[1], sim.Behaviour{})
+	})
+
+	It("leaves out the policies every cluster complies with, and completes at once when nothing is left", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "talmskip", 2)
+		current := placeObjectPolicy(ctx, "talmskip", "talmskip-channel", map[string]any{
+			"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion", "metadata": map[string]any{"name": "version"},
+			"spec": map[string]any{"channel": harness.Channel},
+		})
+		Eventually(rootCompliance(ctx, current.Name)).WithTimeout(settle).Should(Equal(map[string]policyv1.ComplianceState{
+			clusters[0]: policyv1.Compliant, clusters[1]: policyv1.Compliant,
+		}))
+		upgrade := placeUpgradePolicy(ctx, "talmskip", 2)
+
+		By("a CGU over a policy they comply with and one they do not")
+		cgu := newCGU("cgu-talmskip", "skip", clusters, 2, current.Name, upgrade.Name)
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
+			HaveField("Status.ManagedPoliciesCompliantBeforeUpgrade", Equal([]string{current.Name})),
+			HaveField("Status.ManagedPoliciesForUpgrade", ConsistOf(HaveField("Name", upgrade.Name))),
+			HaveField("Status.ManagedPoliciesNs", Equal(map[string]string{upgrade.Name: policyNS})),
+			HaveField("Status.RemediationPlan", Equal([][]string{clusters})),
+		))
+
+		By("a CGU over the compliant policy only, enabled")
+		only := newCGU("cgu-talmskip", "nothing-left", clusters, 2, current.Name)
+		only.Spec.Enable = ptr.To(true)
+		fleet.MustCreate(ctx, only)
+		Eventually(talmConditions(ctx, only)).WithTimeout(settle).Should(Equal([]string{
+			selected, validated, "Progressing False Completed", "Succeeded True Completed",
+		}))
+		st := fleet.Stored(ctx, only)(Default).Status
+		Expect(st.RemediationPlan).To(BeEmpty())
+		Expect(st.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{{Name: clusters[0], State: "complete"}, {Name: clusters[1], State: "complete"}}))
+	})
+
+	It("answers a dependency order and a backup as TALM does", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "talmdep", 1)
+		first := placeUpgradePolicy(ctx, "talmdep", 1)
+		second := world.UpgradePolicy(policyNS, "talmdep-second", harness.To, policyv1.Inform)
+		second.Spec.Dependencies = []policyv1.PolicyDependency{{TypeMeta: metav1.TypeMeta{Kind: policyv1.Kind, APIVersion: policyv1.GroupVersion.String()},
+			Name: first.Name, Namespace: policyNS, Compliance: policyv1.Compliant}}
+		Expect(hub.PlacePolicy(ctx, second, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "talmdep"}})).To(Succeed())
+		Eventually(rootCompliance(ctx, second.Name)).WithTimeout(settle).ShouldNot(BeEmpty())
+
+		By("a policy listed before one it depends on: Validated False, no Progressing")
+		cgu := newCGU("cgu-talmdep", "order", clusters, 1, second.Name, first.Name)
+		fleet.MustCreate(ctx, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, "Validated False UnresolvableDenpendency"}))
+
+		By("put in order: valid, not enabled")
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.ManagedPolicies = []string{first.Name, second.Name} })
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
+
+		By("a backup asked for: valid, held before its first batch")
+		backup := newCGU("cgu-talmdep", "backup", clusters, 1, first.Name)
+		backup.Spec.Backup, backup.Spec.Enable = true, ptr.To(true)
+		fleet.MustCreate(ctx, backup)
+		Eventually(talmConditions(ctx, backup)).WithTimeout(settle).Should(Equal([]string{
+			selected, validated, "BackupSuceeded False BackupNotSupported", "Progressing False NotStarted",
+		}))
+		Consistently(state(ctx, backup)).WithTimeout(2 * time.Second).Should(Equal(ranv1alpha1.StateCannotStart))
+		Expect(desired(clusters[0])(Default)).To(BeEmpty(), "nothing is enforced without the backup")
+	})
+})
