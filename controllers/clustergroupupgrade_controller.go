@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,8 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/emitter"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 )
 
@@ -38,7 +41,10 @@ type ClusterGroupUpgradeReconciler struct {
 	Scheme   *runtime.Scheme
 	Clock    clock.PassiveClock
 	Recorder events.EventRecorder
-	Metrics  *metrics.Recorder
+	// Events writes the events of a rollout's transitions, with TALM's reasons and
+	// annotations (pkg/talm, pkg/emitter); nil writes none.
+	Events  *emitter.Emitter
+	Metrics *metrics.Recorder
 	// MaxClustersInProgress caps the clusters under remediation across every
 	// ClusterGroupUpgrade; zero means no cap.
 	MaxClustersInProgress int
@@ -111,6 +117,7 @@ func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.
 		if err := r.Client.Patch(ctx, cgu, patch); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
+		r.Events.Emit(cgu, talm.Created(cgu.Name))
 	}
 
 	s := newScope(cgu, r.Clock.Now())
@@ -123,6 +130,9 @@ func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.
 		}
 		if err := phase(ctx, s); err != nil {
 			r.failed(s, err)
+			if serr := r.patchFailure(ctx, s, err); serr != nil {
+				return ctrl.Result{}, errors.Join(err, serr)
+			}
 			return ctrl.Result{}, err
 		}
 	}

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,23 +14,14 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
-	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
 )
 
-// Event reasons, one per transition.
-const (
-	EventRolloutStarted   = "RolloutStarted"
-	EventBatchStarted     = "BatchStarted"
-	EventBatchCompleted   = "BatchCompleted"
-	EventBatchTimedOut    = "BatchTimedOut"
-	EventClusterTimedOut  = "ClusterTimedOut"
-	EventRolloutCompleted = "RolloutCompleted"
-	EventRolloutTimedOut  = "RolloutTimedOut"
-	EventValidationFailed = "ValidationFailed"
-	EventRemediationError = "RemediationFailed"
-)
+// EventRemediationError is the reason of the event of a write to the hub that failed. The
+// events of a rollout's transitions have TALM's reasons (pkg/talm, emitted in
+// clustergroupupgrade_events.go).
+const EventRemediationError = "RemediationFailed"
 
 // eventAction is the action of every event: what the operator was doing.
 const eventAction = "Rollout"
@@ -56,6 +48,7 @@ func (r *ClusterGroupUpgradeReconciler) patchStatus(ctx context.Context, s *scop
 
 func computeStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 	st.ObservedGeneration = s.cgu.Generation
+	meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionReconciled) // this pass succeeded
 	if !s.decided {
 		return
 	}
@@ -154,106 +147,54 @@ func setCondition(st *ranv1alpha1.ClusterGroupUpgradeStatus, gen int64, kind str
 		Message: rollout.Truncate(message, ranv1alpha1.MessageLimit), ObservedGeneration: gen})
 }
 
-// emitEvents marks the ClusterGroupUpgrade's own transitions, once: they are read from the
-// status before and after the write that recorded them.
-func (r *ClusterGroupUpgradeReconciler) emitEvents(s *scope) {
-	before, after := s.before, s.cgu.Status
-	for _, kind := range []string{ranv1alpha1.ConditionClustersSelected, ranv1alpha1.ConditionValidated} {
-		if c := turnedFalse(before.Conditions, after.Conditions, kind); c != nil {
-			r.event(s, corev1.EventTypeWarning, EventValidationFailed, "%s: %s", c.Reason, c.Message)
-		}
-	}
-	if before.StartedAt == nil && after.StartedAt != nil {
-		r.event(s, corev1.EventTypeNormal, EventRolloutStarted, "Rollout started: %d clusters in %d batches",
-			after.Counts.Total, len(s.plan.Batches))
-	}
-	if before.State == after.State {
-		return
-	}
-	switch after.State {
-	case ranv1alpha1.StateCompleted:
-		r.event(s, corev1.EventTypeNormal, EventRolloutCompleted, "%s", after.Message)
-	case ranv1alpha1.StateTimedOut:
-		r.event(s, corev1.EventTypeWarning, EventRolloutTimedOut, "%s", after.Message)
-	}
-}
-
-// turnedFalse returns the condition of the given type when it is False now and was not,
-// or was False for another reason.
-func turnedFalse(before, after []metav1.Condition, kind string) *metav1.Condition {
-	c := meta.FindStatusCondition(after, kind)
-	if c == nil || c.Status != metav1.ConditionFalse {
-		return nil
-	}
-	if old := meta.FindStatusCondition(before, kind); old != nil && old.Status == c.Status && old.Reason == c.Reason {
-		return nil
-	}
-	return c
-}
-
-// recordEvents marks the transitions one record write carried: its batch starting or
-// ending (on the batch's first part), and each of its clusters completing or timing out.
-func (r *ClusterGroupUpgradeReconciler) recordEvents(s *scope, b *ranv1alpha1.ClusterGroupUpgradeBatch, old ranv1alpha1.ClusterGroupUpgradeBatchStatus) {
-	st := b.Status
-	batches := len(s.plan.Batches)
-	if b.Spec.Part == 0 && old.StartedAt == nil && st.StartedAt != nil {
-		r.relatedEvent(s, b, corev1.EventTypeNormal, EventBatchStarted, "Batch %d of %d started with %d clusters",
-			b.Spec.Index, batches, len(s.plan.Batches[b.Spec.Index-1].Clusters))
-	}
-	r.clusterEvents(s, st, old)
-	if old.FinishedAt != nil || st.FinishedAt == nil || b.Spec.Part != 0 {
-		return
-	}
-	ended := s.batchEnded(b.Spec.Index)
-	outcome, kind, reason, how := metrics.OutcomeCompleted, corev1.EventTypeNormal, EventBatchCompleted, "completed"
-	if late := ended[ranv1alpha1.ClusterTimedOut]; late > 0 {
-		outcome, kind, reason, how = metrics.OutcomeTimedOut, corev1.EventTypeWarning, EventBatchTimedOut, fmt.Sprintf("timed out with %d clusters not done", late)
-	}
-	r.relatedEvent(s, b, kind, reason, "Batch %d of %d %s: %d clusters completed, %d failed", b.Spec.Index, batches, how,
-		ended[ranv1alpha1.ClusterCompleted], ended[ranv1alpha1.ClusterFailed])
-	if st.StartedAt != nil {
-		r.Metrics.BatchEnded(outcome, st.FinishedAt.Sub(st.StartedAt.Time))
-	}
-}
-
-// clusterEvents marks each cluster of a record that completed or timed out.
-func (r *ClusterGroupUpgradeReconciler) clusterEvents(s *scope, st, old ranv1alpha1.ClusterGroupUpgradeBatchStatus) {
-	was := map[string]ranv1alpha1.ClusterState{}
-	for _, c := range old.Clusters {
-		was[c.Name] = c.State
-	}
-	for _, c := range st.Clusters {
-		if was[c.Name] == c.State {
-			continue
-		}
-		r.checkEvents(s, c, was[c.Name])
-		switch c.State {
-		case ranv1alpha1.ClusterCompleted:
-			// No event: at thousands of clusters one per cluster floods the namespace's
-			// events and costs a write each; the batch events count them.
-		case ranv1alpha1.ClusterTimedOut:
-			r.relatedEvent(s, managedCluster(c.Name), corev1.EventTypeWarning, EventClusterTimedOut, "Cluster %s timed out on policy %s", c.Name, c.CurrentPolicy)
-		default:
-			continue
-		}
-		if st.StartedAt != nil && c.Since != nil {
-			r.Metrics.ClusterEnded(c.State, c.Since.Sub(st.StartedAt.Time))
-		}
-	}
-}
-
-// batchEnded counts the clusters of an ended batch (1-based index) by their final state.
-func (s *scope) batchEnded(index int) map[ranv1alpha1.ClusterState]int {
-	n := map[ranv1alpha1.ClusterState]int{}
+// batchEnded names the clusters of an ended batch (1-based index) by their final state, in
+// order.
+func (s *scope) batchEnded(index int) map[ranv1alpha1.ClusterState][]string {
+	n := map[ranv1alpha1.ClusterState][]string{}
 	for _, e := range s.decision.Ended {
 		if e.Index+1 != index {
 			continue
 		}
-		for _, c := range e.Clusters {
-			n[c.State]++
+		for _, name := range s.plan.Batches[e.Index].Clusters {
+			if c, ok := e.Clusters[name]; ok {
+				n[c.State] = append(n[c.State], name)
+			}
 		}
 	}
 	return n
+}
+
+// patchFailure writes, after a phase failed, the status as read with the Reconciled
+// condition False naming the failure: the status never goes on saying what was true before
+// without saying that the operator could not do its work. Conflicts (retried at once) and a
+// cache behind the operator's own writes (a wait) are not failures.
+func (r *ClusterGroupUpgradeReconciler) patchFailure(ctx context.Context, s *scope, err error) error {
+	if apierrors.IsConflict(err) || errors.Is(err, errNotSynced) {
+		return nil
+	}
+	st := s.before.DeepCopy()
+	setCondition(st, s.cgu.Generation, ranv1alpha1.ConditionReconciled, metav1.ConditionFalse, failureReason(err), err.Error())
+	if equality.Semantic.DeepEqual(*st, s.before) {
+		return nil
+	}
+	updated := s.cgu.DeepCopy()
+	updated.Status = *st
+	if werr := r.Client.Status().Update(ctx, updated); werr != nil {
+		return fmt.Errorf("writing the failure to status: %w", werr)
+	}
+	r.expect.wrote(updated, r.lagNow())
+	return nil
+}
+
+// failureReason classifies an error for the Reconciled condition.
+func failureReason(err error) string {
+	switch {
+	case apierrors.IsForbidden(err):
+		return ranv1alpha1.ReasonForbidden
+	case apierrors.IsNotFound(err):
+		return ranv1alpha1.ReasonObjectNotFound
+	}
+	return ranv1alpha1.ReasonReconcileFailed
 }
 
 // failed reports an error of a phase that writes to the hub; a conflict with a newer

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/emitter"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
@@ -170,15 +171,28 @@ func events(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gome
 	}
 }
 
-// eventNotes returns the notes of the events of one reason regarding the CGU.
-func eventNotes(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, reason string) func(Gomega) []string {
-	return func(g Gomega) []string {
+// talmEvents counts the events regarding the CGU by action, for those written with TALM's
+// reasons and annotations (pkg/talm).
+func talmEvents(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) map[string]int {
+	return func(g Gomega) map[string]int {
+		out := map[string]int{}
+		for _, e := range talmEventsOf(ctx, cgu, "")(g) {
+			out[e.Action]++
+		}
+		return out
+	}
+}
+
+// talmEventsOf returns the events with TALM's reasons regarding the CGU, of one action (all
+// for "").
+func talmEventsOf(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, action string) func(Gomega) []eventsv1.Event {
+	return func(g Gomega) []eventsv1.Event {
 		var list eventsv1.EventList
 		g.Expect(hub.Client.List(ctx, &list, client.InNamespace(cgu.Namespace))).To(Succeed())
-		var out []string
+		var out []eventsv1.Event
 		for _, e := range list.Items {
-			if e.Regarding.Name == cgu.Name && e.Regarding.Kind == "ClusterGroupUpgrade" && e.Reason == reason {
-				out = append(out, e.Note)
+			if e.Regarding.Name == cgu.Name && e.ReportingController == emitter.Controller && (action == "" || e.Action == action) {
+				out = append(out, e)
 			}
 		}
 		return out

@@ -1,7 +1,7 @@
 package controllers_test
 
 import (
-	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -11,6 +11,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 )
 
 var _ = Describe("A rollout", func() {
@@ -62,19 +63,27 @@ var _ = Describe("A rollout", func() {
 			Expect(final.Status.ManagedPoliciesForUpgrade).To(ConsistOf(And(
 				HaveField("Name", p.Name), HaveField("Namespace", policyNS), HaveField("Generation", BeNumerically(">", 0)),
 			)))
-			Eventually(events(ctx, cgu)).Should(Equal(map[string]int{
-				"RolloutStarted": 1, "BatchStarted": 5, "BatchCompleted": 5, "RolloutCompleted": 1,
+			Eventually(talmEvents(ctx, cgu)).Should(Equal(map[string]int{
+				talm.ActionBuildingRemediationPlan: 1, talm.ActionRemediationStarted: 1,
+				talm.ActionBatchStarted: 5, talm.ActionBatchCompleted: 5,
+				talm.ActionClusterStarted: 7, talm.ActionClusterCompleted: 7, talm.ActionRemediationCompleted: 1,
 			}))
-			completed := 0
-			for _, note := range eventNotes(ctx, cgu, "BatchCompleted")(Default) {
-				var batch, total, n, failed int
-				_, err := fmt.Sscanf(note, "Batch %d of %d completed: %d clusters completed, %d failed", &batch, &total, &n, &failed)
-				Expect(err).NotTo(HaveOccurred(), note)
-				Expect(failed).To(BeZero(), note)
-				completed += n
+			batchClusters := map[string]bool{}
+			for _, e := range talmEventsOf(ctx, cgu, talm.ActionBatchCompleted)(Default) {
+				Expect(e.Reason).To(Equal(talm.ReasonSuccess))
+				Expect(e.Annotations).To(HaveKeyWithValue(talm.AnnotationEventType, talm.EventTypeBatch))
+				for _, c := range strings.Split(e.Annotations[talm.AnnotationBatchClusters], ",") {
+					Expect(batchClusters).NotTo(HaveKey(c), "the batch events name every cluster once")
+					batchClusters[c] = true
+				}
 			}
-			Expect(completed).To(Equal(7), "the batch events count every cluster once")
-			Consistently(events(ctx, cgu)).WithTimeout(2 * time.Second).Should(HaveKeyWithValue("RolloutCompleted", 1))
+			Expect(batchClusters).To(HaveLen(7))
+			for _, e := range talmEventsOf(ctx, cgu, talm.ActionClusterCompleted)(Default) {
+				Expect(e.Related).NotTo(BeNil())
+				Expect(e.Annotations).To(And(HaveKeyWithValue(talm.AnnotationEventType, talm.EventTypeCluster),
+					HaveKeyWithValue(talm.AnnotationClusterName, e.Related.Name)))
+			}
+			Consistently(talmEvents(ctx, cgu)).WithTimeout(2 * time.Second).Should(HaveKeyWithValue(talm.ActionRemediationCompleted, 1))
 
 			By("the metrics count it")
 			Expect(metricValue("cgu_operator_upgrades", "state", "Completed")).To(BeNumerically(">=", 1))

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
@@ -109,6 +111,17 @@ var _ = Describe("TALM's status contract", func() {
 		Expect(ended.Status.CompletedAt).NotTo(BeNil())
 		Expect(ended.RemediationPlan).To(Equal([][]string{{clusters[0]}, {clusters[1]}}))
 		Expect(clusterLabels(ctx, clusters[1])(Default)).NotTo(HaveKey("ztp-done"), "a timed-out cluster gets no afterCompletion")
+
+		By("TALM's events marked each transition once")
+		Eventually(talmEvents(ctx, cgu)).Should(Equal(map[string]int{
+			talm.ActionBuildingRemediationPlan: 1, talm.ActionRemediationStarted: 1,
+			talm.ActionBatchStarted: 2, talm.ActionBatchCompleted: 1, talm.ActionBatchTimeout: 1,
+			talm.ActionClusterStarted: 2, talm.ActionClusterCompleted: 1, talm.ActionClusterTimeout: 1,
+			talm.ActionRemediationTimeout: 1,
+		}))
+		timeout := talmEventsOf(ctx, cgu, talm.ActionRemediationTimeout)(Default)[0]
+		Expect(timeout.Annotations).To(And(HaveKeyWithValue(talm.AnnotationEventType, talm.EventTypeGlobal),
+			HaveKeyWithValue(talm.AnnotationTimedOutClusters, clusters[1]), HaveKeyWithValue(talm.AnnotationTotalClustersCount, "2")))
 		Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(BeEmpty())
 		simulator.SetBehaviour(clusters[1], sim.Behaviour{})
 	})
@@ -173,5 +186,36 @@ var _ = Describe("TALM's status contract", func() {
 		}))
 		Consistently(state(ctx, backup)).WithTimeout(2 * time.Second).Should(Equal(ranv1alpha1.StateCannotStart))
 		Expect(desired(clusters[0])(Default)).To(BeEmpty(), "nothing is enforced without the backup")
+	})
+})
+
+var _ = Describe("Status on every pass", func() {
+	It("says why a reconcile failed, and forgets it once one succeeds", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "failpass", 1)
+		p := placeUpgradePolicy(ctx, "failpass", 1)
+		cgu := newCGU("cgu-failpass", "upgrade", clusters, 1, p.Name)
+		fleet.MustCreate(ctx, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
+
+		By("someone else's object with the name of the rollout's PlacementBinding")
+		squatter := &policyv1.PlacementBinding{
+			ObjectMeta:   metav1.ObjectMeta{Namespace: cgu.Namespace, Name: names.Placement(cgu.Namespace, cgu.Name, p.Name)},
+			PlacementRef: policyv1.PlacementSubject{APIGroup: "cluster.open-cluster-management.io", Kind: "Placement", Name: "elsewhere"},
+			Subjects:     []policyv1.Subject{{APIGroup: policyv1.SchemeGroupVersion.Group, Kind: policyv1.Kind, Name: "nothing"}},
+		}
+		Expect(hub.Client.Create(ctx, squatter)).To(Succeed())
+		enable(ctx, cgu)
+		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionReconciled)).WithTimeout(settle).Should(PointTo(And(
+			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", ranv1alpha1.ReasonReconcileFailed),
+			HaveField("Message", ContainSubstring(squatter.Name)),
+		)))
+		Expect(talmConditions(ctx, cgu)(Default)).To(HaveLen(4), "TALM's conditions stay, ours is added")
+		Expect(talm.Last(fleet.Stored(ctx, cgu)(Default).Status.Conditions).Type).NotTo(Equal(ranv1alpha1.ConditionReconciled),
+			"`oc get cgu` still shows TALM's last condition")
+
+		By("once the name is free the rollout goes on, and the condition goes")
+		Expect(hub.Client.Delete(ctx, squatter)).To(Succeed())
+		Eventually(state(ctx, cgu)).WithTimeout(3 * settle).Should(Equal(ranv1alpha1.StateCompleted))
+		Expect(condition(ctx, cgu, ranv1alpha1.ConditionReconciled)(Default)).To(BeNil())
 	})
 })

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 )
 
@@ -62,11 +63,14 @@ var _ = Describe("Timeouts", func() {
 		final := fleet.Stored(ctx, cgu)(Default)
 		Expect(final.Status.Counts).To(Equal(ranv1alpha1.ClusterCounts{Total: 4, Completed: 3, TimedOut: 1}))
 		Expect(final.Status.Message).To(ContainSubstring(clusters[0]))
-		Eventually(events(ctx, cgu)).Should(And(
-			HaveKeyWithValue("BatchTimedOut", 1), HaveKeyWithValue("BatchCompleted", 1),
-			HaveKeyWithValue("ClusterTimedOut", 1), Not(HaveKey("ClusterCompleted")),
-			HaveKeyWithValue("RolloutTimedOut", 1), Not(HaveKey("RolloutCompleted")),
+		Eventually(talmEvents(ctx, cgu)).Should(And(
+			HaveKeyWithValue(talm.ActionBatchTimeout, 1), HaveKeyWithValue(talm.ActionBatchCompleted, 1),
+			HaveKeyWithValue(talm.ActionClusterTimeout, 1), HaveKeyWithValue(talm.ActionClusterCompleted, 3),
+			HaveKeyWithValue(talm.ActionRemediationTimeout, 1), Not(HaveKey(talm.ActionRemediationCompleted)),
 		))
+		timedOut := talmEventsOf(ctx, cgu, talm.ActionBatchTimeout)(Default)[0]
+		Expect(timedOut.Annotations).To(And(HaveKeyWithValue(talm.AnnotationEventType, talm.EventTypeBatch),
+			HaveKeyWithValue(talm.AnnotationTimedOutClusters, clusters[0]), HaveKeyWithValue(talm.AnnotationTimedOutCount, "1")))
 	})
 
 	It("Abort: a timed-out batch ends the rollout; no later batch starts", func(ctx SpecContext) {
@@ -130,7 +134,7 @@ var _ = Describe("Timeouts", func() {
 		unstall(clusters[1])
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
 		Eventually(leftovers(ctx, cgu)).WithTimeout(settle).Should(BeZero())
-		Eventually(events(ctx, cgu)).Should(And(HaveKeyWithValue("RolloutTimedOut", 1), HaveKeyWithValue("RolloutCompleted", 1)))
+		Eventually(talmEvents(ctx, cgu)).Should(And(HaveKeyWithValue(talm.ActionRemediationTimeout, 1), HaveKeyWithValue(talm.ActionRemediationCompleted, 1)))
 	})
 
 	It("honours the soak annotation: a cluster stays on a compliant policy for its soak before moving on", func(ctx SpecContext) {

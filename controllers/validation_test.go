@@ -12,6 +12,7 @@ import (
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
 	"github.com/cgu-operator/cgu-operator/tests/world"
@@ -47,7 +48,13 @@ var _ = Describe("Selection and validation", func() {
 		))
 		Expect(state(ctx, cgu)(Default)).To(Equal(ranv1alpha1.StateCannotStart))
 		Consistently(desired(clusters[0])).WithTimeout(2 * time.Second).Should(BeEmpty())
-		Eventually(events(ctx, cgu)).Should(Equal(map[string]int{"ValidationFailed": 1}))
+		Eventually(talmEvents(ctx, cgu)).Should(Equal(map[string]int{
+			talm.ActionBuildingRemediationPlan: 1, talm.ActionOnHoldDueToValidationFailure: 1,
+		}))
+		failure := talmEventsOf(ctx, cgu, talm.ActionOnHoldDueToValidationFailure)(Default)[0]
+		Expect(failure.Reason).To(Equal(talm.ReasonValidationFailure))
+		Expect(failure.Annotations).To(And(
+			HaveKeyWithValue(talm.AnnotationMissingClusters, "ghost-1,ghost-2"), HaveKeyWithValue(talm.AnnotationMissingClustersCnt, "2")))
 	})
 
 	It("reports missing and ambiguous managed policies", func(ctx SpecContext) {

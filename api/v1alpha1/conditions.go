@@ -32,6 +32,11 @@ const (
 	// started proceed, False when some are held or rejected, Unknown while verdicts are
 	// pending; absent without pathValidation.
 	ConditionUpgradeChecked = "UpgradeChecked"
+	// ConditionReconciled is False, with the failure as reason and message, after a reconcile
+	// that failed on something other than a conflict or a lagging cache (a write the API
+	// server refused, a missing object); the next reconcile that succeeds removes it, so that
+	// TALM's list of conditions is unchanged while nothing fails.
+	ConditionReconciled = "Reconciled"
 )
 
 // Condition reasons. Where TALM has a reason for the same situation the name is TALM's.
@@ -169,6 +174,13 @@ const (
 	// ReasonUpgradeChecksPending (UpgradeChecked=Unknown): ClusterVersions are still being
 	// read.
 	ReasonUpgradeChecksPending = "UpgradeChecksPending"
+	// ReasonForbidden (Reconciled=False): the API server refused one of the operator's
+	// reads or writes (RBAC); the message names it.
+	ReasonForbidden = "Forbidden"
+	// ReasonObjectNotFound (Reconciled=False): an object the reconcile needed is gone.
+	ReasonObjectNotFound = "ObjectNotFound"
+	// ReasonReconcileFailed (Reconciled=False): any other failure; the message says what.
+	ReasonReconcileFailed = "ReconcileFailed"
 	// ReasonTimedOut (Progressing=False, Succeeded=False): the rollout or a canary batch
 	// ran out of time, or a batch timed out with batchTimeoutAction Abort.
 	ReasonTimedOut = "TimedOut"

@@ -24,6 +24,9 @@ func TestDemo(t *testing.T) {
 				"Batch 1/4 canary     sno-01", "Batch 3/4            sno-03 sno-04",
 				"Batch 4/4 ended: 1 of 1 clusters completed",
 				"5 of 5 clusters upgraded to 4.16.12, 0 timed out", "The rollout completed.",
+				"oc get cgu:           STATE Completed",
+				"Progressing=False Completed, Succeeded=True Completed",
+				"remediationPlan:      [sno-01] [sno-02] [sno-03 sno-04] [sno-05]", "clusters:             5 complete",
 			},
 		},
 		"a stalled cluster times its batch out": {
@@ -31,7 +34,7 @@ func TestDemo(t *testing.T) {
 				samples: "../../samples/demo", plain: true},
 			code: 1,
 			contains: []string{"sno-03 TimedOut upgrade-4.16.12", "2 of 3 clusters upgraded to 4.16.12, 1 timed out",
-				"cgu-demo: the rollout ended TimedOut"},
+				"cgu-demo: the rollout ended TimedOut", "oc get cgu:           STATE TimedOut", "clusters:             2 complete, 1 timedout"},
 		},
 	}
 	for name, tc := range cases {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 )
 
 // ANSI styles, used only on a terminal.
@@ -234,12 +235,49 @@ func (t *terminal) summary(r result) int {
 	}
 	upgraded, late := s.count(ranv1alpha1.ClusterCompleted), s.count(ranv1alpha1.ClusterTimedOut)
 	fmt.Fprintf(t.w, "    %d of %d clusters upgraded to %s, %d timed out, in %s\n", upgraded, s.clusters(), toVersion, late, clock(r.elapsed))
+	t.talmView(s.cgu)
 	if s.cgu.Status.State == ranv1alpha1.StateCompleted {
 		fmt.Fprintln(t.w, t.style(green, "The rollout completed."))
 		return 0
 	}
 	t.fail("the rollout ended %s: %s", s.cgu.Status.State, s.cgu.Status.Message)
 	return 1
+}
+
+// talmView prints the final ClusterGroupUpgrade as TALM's tools read it: `oc get cgu`'s State
+// and Details, the conditions, and TALM's status fields.
+func (t *terminal) talmView(cgu *ranv1alpha1.ClusterGroupUpgrade) {
+	st := cgu.Status
+	t.step("As TALM's tools read it")
+	if last := talm.Last(st.Conditions); last != nil {
+		fmt.Fprintf(t.w, "    oc get cgu:           STATE %s, DETAILS %s\n", last.Reason, last.Message)
+	}
+	var conditions []string
+	for _, c := range st.Conditions {
+		conditions = append(conditions, fmt.Sprintf("%s=%s %s", c.Type, c.Status, c.Reason))
+	}
+	fmt.Fprintf(t.w, "    conditions:           %s\n", strings.Join(conditions, ", "))
+	var plan []string
+	for _, b := range st.RemediationPlan {
+		plan = append(plan, "["+strings.Join(b, " ")+"]")
+	}
+	fmt.Fprintf(t.w, "    remediationPlan:      %s\n", strings.Join(plan, " "))
+	states := map[string]int{}
+	for _, c := range st.Clusters {
+		states[c.State]++
+	}
+	var counted []string
+	for _, state := range []string{ranv1alpha1.TALMClusterComplete, ranv1alpha1.TALMClusterTimedOut, ranv1alpha1.TALMClusterFailed, ranv1alpha1.TALMClusterHeld} {
+		if n := states[state]; n > 0 {
+			counted = append(counted, fmt.Sprintf("%d %s", n, state))
+		}
+	}
+	fmt.Fprintf(t.w, "    clusters:             %s\n", strings.Join(counted, ", "))
+	fmt.Fprintf(t.w, "    managedPoliciesNs:    %v\n", st.ManagedPoliciesNs)
+	fmt.Fprintf(t.w, "    computedMaxConcurrency: %d\n", st.ComputedMaxConcurrency)
+	if st.Status.CompletedAt != nil {
+		fmt.Fprintf(t.w, "    status.completedAt:   %s\n", st.Status.CompletedAt.UTC().Format(time.RFC3339))
+	}
 }
 
 func (t *terminal) keep(path string, key client.ObjectKey) {

@@ -70,6 +70,7 @@ type Recorder struct {
 	batches     map[string]prometheus.Observer
 	clusters    map[ranv1alpha1.ClusterState]prometheus.Observer
 	remediation map[string]prometheus.Counter
+	dropped     prometheus.Counter
 }
 
 // New returns a Recorder whose collectors are registered on reg. It panics if they are
@@ -84,8 +85,13 @@ func New(reg prometheus.Registerer) *Recorder {
 		Name:      "remediation_errors_total",
 		Help:      "Failed writes of enforcement objects, by operation (copy, placement, binding, cleanup, actions, status).",
 	}, []string{"operation"})
+	dropped := prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: namespace,
+		Name:      "events_dropped_total",
+		Help:      "Events about ClusterGroupUpgrades not written: the queue was full, or the API server refused them.",
+	})
 	f := newFleet()
-	reg.MustRegister(f, batch, cluster, errs)
+	reg.MustRegister(f, batch, cluster, errs, dropped)
 
 	// Every known label value is created up front, so each series exists from the start
 	// (rate and increase then see the first event) and the lookups below are read-only.
@@ -101,6 +107,7 @@ func New(reg prometheus.Registerer) *Recorder {
 			ranv1alpha1.ClusterFailed:    cluster.WithLabelValues(OutcomeFailed),
 		},
 		remediation: make(map[string]prometheus.Counter, len(operations)),
+		dropped:     dropped,
 	}
 	for _, op := range operations {
 		r.remediation[op] = errs.WithLabelValues(op)
@@ -158,6 +165,9 @@ func (r *Recorder) RemediationError(operation string) {
 		c.Inc()
 	}
 }
+
+// EventDropped counts an event not written.
+func (r *Recorder) EventDropped() { r.dropped.Inc() }
 
 func newDurationVec(name, help string) *prometheus.HistogramVec {
 	return prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -397,3 +397,16 @@ func TestDefaultRegistersOnce(t *testing.T) {
 		t.Errorf("controller-runtime registry: upgrades{state=\"CannotStart\"} = %v, want 1", got)
 	}
 }
+
+func TestEventDropped(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r := New(reg)
+	if n := testutil.CollectAndCount(reg, "cgu_operator_events_dropped_total"); n != 1 {
+		t.Fatalf("events_dropped_total has %d series before any drop, want 1", n)
+	}
+	r.EventDropped()
+	r.EventDropped()
+	if got := testutil.ToFloat64(r.dropped); got != 2 {
+		t.Fatalf("events_dropped_total = %v, want 2", got)
+	}
+}

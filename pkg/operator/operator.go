@@ -35,6 +35,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/controllers"
+	"github.com/cgu-operator/cgu-operator/pkg/emitter"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
@@ -208,9 +209,13 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 		clk = clock.RealClock{}
 	}
 	recorder := mgr.GetEventRecorder("cgu-operator")
+	events := emitter.New(mgr.GetClient(), metrics.Default().EventDropped)
+	if err := mgr.Add(events); err != nil {
+		return fmt.Errorf("adding the event emitter: %w", err)
+	}
 	r := &controllers.ClusterGroupUpgradeReconciler{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Clock: clk,
-		Copies: mgr.GetCache(), Recorder: recorder, Metrics: metrics.Default(),
+		Copies: mgr.GetCache(), Recorder: recorder, Events: events, Metrics: metrics.Default(),
 		MaxClustersInProgress:   opts.MaxClustersInProgress,
 		ViewsServed:             hub.views,
 		ActionsServed:           hub.actions,

@@ -186,7 +186,7 @@ func (g gatherer) selection(ctx context.Context, excluded map[string]bool) ([]st
 	switch {
 	case len(res.Unknown) > 0:
 		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonClusterNotFound,
-			Message: "Clusters not found on the hub: " + listed(res.Unknown)}, nil
+			Message: "Clusters not found on the hub: " + listed(res.Unknown), Names: res.Unknown}, nil
 	case len(selected) == 0:
 		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonNoClustersSelected, Message: "The spec selects no cluster"}, nil
 	}

@@ -119,7 +119,7 @@ func TestBuild(t *testing.T) {
 		},
 		"an unknown cluster": {
 			cgu:  cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Clusters = []string{"sno-1", "nowhere"} }),
-			want: problem(ranv1alpha1.ReasonClusterNotFound, "Clusters not found on the hub: nowhere"),
+			want: named(problem(ranv1alpha1.ReasonClusterNotFound, "Clusters not found on the hub: nowhere"), "nowhere"),
 		},
 		"nothing selected": {
 			cgu: cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) {
@@ -133,7 +133,7 @@ func TestBuild(t *testing.T) {
 		},
 		"a missing policy": {
 			cgu:  cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.ManagedPolicies = []string{"upgrade", "operators"} }),
-			want: problem(ranv1alpha1.ReasonNotAllManagedPoliciesExist, "Managed policies not found on the selected clusters: operators"),
+			want: named(problem(ranv1alpha1.ReasonNotAllManagedPoliciesExist, "Managed policies not found on the selected clusters: operators"), "operators"),
 		},
 		"a canary that is not selected": {
 			cgu:  cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.RemediationStrategy.Canaries = []string{"other-1"} }),
@@ -160,6 +160,12 @@ func TestBuild(t *testing.T) {
 
 func problem(reason, message string) preview.Result {
 	return preview.Result{Problem: &rollout.Problem{Reason: reason, Message: message}}
+}
+
+// named adds the names a problem lists, for its events.
+func named(r preview.Result, names ...string) preview.Result {
+	r.Problem.Names = names
+	return r
 }
 
 func TestReadFrozen(t *testing.T) {

@@ -12,6 +12,9 @@ import (
 // Problem is why a ClusterGroupUpgrade cannot run: a condition reason and message.
 type Problem struct {
 	Reason, Message string
+	// Names are the clusters or policies the problem is about, when it lists some (the
+	// events' annotations name them).
+	Names []string
 }
 
 // Progress is what the rollout recorded so far (from status and the batch records).

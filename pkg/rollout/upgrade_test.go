@@ -154,10 +154,10 @@ func TestBeforeTheStart(t *testing.T) {
 		reason  string
 	}{
 		"not enabled":             {want: ranv1alpha1.StateNotStarted, reason: ranv1alpha1.ReasonNotEnabled},
-		"invalid and not enabled": {invalid: &Problem{"NotAllManagedPoliciesExist", "x"}, want: ranv1alpha1.StateNotStarted, reason: "NotAllManagedPoliciesExist"},
-		"invalid and enabled":     {enabled: true, invalid: &Problem{"ClusterNotFound", "x"}, want: ranv1alpha1.StateCannotStart, reason: "ClusterNotFound"},
-		"blocked":                 {enabled: true, blocked: &Problem{ranv1alpha1.ReasonMissingBlockingCR, "x"}, want: ranv1alpha1.StateCannotStart, reason: ranv1alpha1.ReasonMissingBlockingCR},
-		"blocked and not enabled": {blocked: &Problem{ranv1alpha1.ReasonIncompleteBlockingCR, "x"}, want: ranv1alpha1.StateNotStarted, reason: ranv1alpha1.ReasonNotEnabled},
+		"invalid and not enabled": {invalid: &Problem{Reason: "NotAllManagedPoliciesExist", Message: "x"}, want: ranv1alpha1.StateNotStarted, reason: "NotAllManagedPoliciesExist"},
+		"invalid and enabled":     {enabled: true, invalid: &Problem{Reason: "ClusterNotFound", Message: "x"}, want: ranv1alpha1.StateCannotStart, reason: "ClusterNotFound"},
+		"blocked":                 {enabled: true, blocked: &Problem{Reason: ranv1alpha1.ReasonMissingBlockingCR, Message: "x"}, want: ranv1alpha1.StateCannotStart, reason: ranv1alpha1.ReasonMissingBlockingCR},
+		"blocked and not enabled": {blocked: &Problem{Reason: ranv1alpha1.ReasonIncompleteBlockingCR, Message: "x"}, want: ranv1alpha1.StateNotStarted, reason: ranv1alpha1.ReasonNotEnabled},
 		"unblocked starts":        {enabled: true, want: ranv1alpha1.StateNotCompleted, reason: ranv1alpha1.ReasonInProgress},
 	}
 	for name, tc := range cases {

@@ -61,7 +61,7 @@ func Validate(in Input) Result {
 	if p := checkCanaries(in.Canaries, selected); p != nil {
 		return Result{Problem: p}
 	}
-	var missing, ambiguous, notAllowed []string
+	var missing, ambiguous, ambiguousNames, notAllowed []string
 	var resolved []Policy
 	for _, name := range in.ManagedPolicies {
 		found, elsewhere := allowedOnly(placedPolicies(in.Policies, name, selected), in.AllowedNamespaces)
@@ -78,6 +78,7 @@ func Validate(in Input) Result {
 				namespaces[i] = p.Namespace
 			}
 			ambiguous = append(ambiguous, fmt.Sprintf("%s (in %s)", name, strings.Join(namespaces, " and ")))
+			ambiguousNames = append(ambiguousNames, name)
 		}
 	}
 	switch {
@@ -86,11 +87,15 @@ func Validate(in Input) Result {
 			"Managed policies in namespaces the operator may not enforce: "+strings.Join(notAllowed, "; ")+
 				"; allowed namespaces (--policy-namespaces): "+strings.Join(in.AllowedNamespaces, ", "))
 	case len(missing) > 0:
-		return problem(ranv1alpha1.ReasonNotAllManagedPoliciesExist,
+		r := problem(ranv1alpha1.ReasonNotAllManagedPoliciesExist,
 			"Managed policies not found on the selected clusters: "+strings.Join(unplaced(missing, in.Policies), ", "))
+		r.Problem.Names = missing
+		return r
 	case len(ambiguous) > 0:
-		return problem(ranv1alpha1.ReasonAmbiguousManagedPoliciesNames,
+		r := problem(ranv1alpha1.ReasonAmbiguousManagedPoliciesNames,
 			"Managed policy names found in more than one namespace: "+strings.Join(ambiguous, "; "))
+		r.Problem.Names = ambiguousNames
+		return r
 	}
 	return Result{Resolved: resolved}
 }

@@ -25,6 +25,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 )
@@ -255,25 +256,6 @@ func expectNothingEnforcing(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUp
 	Eventually(selected(ctx, cgu)).WithTimeout(settle).Should(BeEmpty())
 }
 
-// eventsByRelated counts the events of reason regarding the CGU by related object name.
-func eventsByRelated(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, reason string) map[string]int {
-	GinkgoHelper()
-	var list eventsv1.EventList
-	Expect(fleet.Hub.Client.List(ctx, &list, client.InNamespace(cgu.Namespace))).To(Succeed())
-	out := map[string]int{}
-	for _, e := range list.Items {
-		if e.Regarding.Name != cgu.Name || e.Reason != reason || e.Related == nil {
-			continue
-		}
-		n := 1
-		if e.Series != nil {
-			n = int(e.Series.Count)
-		}
-		out[e.Related.Name] += n
-	}
-	return out
-}
-
 // reconcileErrors returns how many reconciles of the ClusterGroupUpgrade controller failed
 // in this process so far (controller-runtime's counter, shared by every manager).
 func reconcileErrors() int {
@@ -489,14 +471,22 @@ func (l *recordLog) expectClean(batches int) {
 	AddReportEntry("record changes watched", l.changes)
 }
 
-// expectEachBatchStartedOnce checks the BatchStarted events: at most one per batch record
-// (an operator killed between the record write and the event loses the event; a repeated
-// batch would show two).
+// expectEachBatchStartedOnce checks the batch-started events (TALM's CguStarted,
+// RemediationInBatchStarted): at most one per batch (an operator killed between the record
+// write and the event loses the event; a repeated batch would show two).
 func expectEachBatchStartedOnce(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
-		for record, n := range eventsByRelated(ctx, cgu, "BatchStarted") {
-			g.Expect(n).To(BeNumerically("<=", 1), "BatchStarted events for %s", record)
+		var list eventsv1.EventList
+		g.Expect(fleet.Hub.Client.List(ctx, &list, client.InNamespace(cgu.Namespace))).To(Succeed())
+		started := map[string]int{}
+		for _, e := range list.Items {
+			if e.Regarding.Name == cgu.Name && e.Action == talm.ActionBatchStarted {
+				started[e.Note]++ // the note names the batch
+			}
+		}
+		for note, n := range started {
+			g.Expect(n).To(Equal(1), note)
 		}
 	}).Should(Succeed())
 }
