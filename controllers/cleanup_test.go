@@ -21,6 +21,7 @@ var _ = Describe("Cleanup", func() {
 		clusters := joinFleet(ctx, "keep", 2)
 		p := placeUpgradePolicy(ctx, "keep", 2)
 		cgu := newCGU("cgu-keep", "upgrade", clusters, 1, p.Name)
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy // its copy is one of the objects kept
 		cgu.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{DeleteObjects: ptr.To(false)}
 		enableOnCreate(cgu)
 		fleet.MustCreate(ctx, cgu)
@@ -71,6 +72,7 @@ var _ = Describe("Hub templates in Copy mode", func() {
 		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveLen(2))
 
 		cgu := newCGU("cgu-hubtpl", "upgrade", clusters, 0, p.Name)
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy
 		enableOnCreate(cgu)
 		fleet.MustCreate(ctx, cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
@@ -90,6 +92,7 @@ var _ = Describe("Hub templates in Copy mode", func() {
 		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveLen(1))
 
 		cgu := newCGU("cgu-secret", "upgrade", clusters, 0, p.Name)
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy
 		fleet.MustCreate(ctx, cgu)
 		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionValidated)).WithTimeout(settle).Should(And(
 			HaveField("Reason", ranv1alpha1.ReasonUnsupportedHubTemplate),

@@ -68,6 +68,9 @@ type ClusterGroupUpgradeReconciler struct {
 	MaxConcurrentPrecaching int
 	// PrecacheTimeout bounds each cluster's precache Job.
 	PrecacheTimeout time.Duration
+	// DefaultEnforcement is how a rollout without spec.enforcement enforces its policies
+	// (the operator resolves --default-enforcement at start); empty is Copy.
+	DefaultEnforcement ranv1alpha1.EnforcementMode
 	// PolicyNamespaces are the namespaces whose managed policies a rollout may enforce;
 	// empty allows every namespace (TALM). A rollout naming a policy found only elsewhere
 	// is not Validated (PolicyNamespaceNotAllowed) and never starts.

@@ -93,6 +93,9 @@ type scope struct {
 	// works are the rollout's ManifestWorks and their templates, nil when the spec names no
 	// template.
 	works *works
+	// mode is how the rollout enforces its policies (enforcement), known once the records
+	// are read.
+	mode ranv1alpha1.EnforcementMode
 }
 
 func newScope(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) *scope {
@@ -150,6 +153,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherRecords(ctx context.Context, s *sc
 	for _, b := range s.records {
 		s.started = s.started || b.Status.StartedAt != nil
 	}
+	s.mode = r.enforcement(s)
 	return nil
 }
 
@@ -175,7 +179,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherStart(ctx context.Context, s *scop
 	if s.started {
 		return nil
 	}
-	f, err := preview.GatherIn(ctx, r.Client, s.cgu, preview.Scope{PolicyNamespaces: r.PolicyNamespaces})
+	f, err := preview.GatherIn(ctx, r.Client, s.cgu, preview.Scope{PolicyNamespaces: r.PolicyNamespaces, Enforcement: s.mode})
 	if err != nil {
 		return err
 	}
@@ -220,7 +224,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherFrozen(ctx context.Context, s *sco
 func (r *ClusterGroupUpgradeReconciler) frozenPolicies(ctx context.Context, s *scope) error {
 	refs := s.before.ManagedPoliciesForUpgrade
 	if len(refs) == 0 { // status lost its policies: resolve them again on the plan's clusters
-		f, err := preview.GatherIn(ctx, r.Client, s.cgu, preview.Scope{PolicyNamespaces: r.PolicyNamespaces})
+		f, err := preview.GatherIn(ctx, r.Client, s.cgu, preview.Scope{PolicyNamespaces: r.PolicyNamespaces, Enforcement: s.mode})
 		s.roots = f.Policies
 		return err
 	}
@@ -229,11 +233,19 @@ func (r *ClusterGroupUpgradeReconciler) frozenPolicies(ctx context.Context, s *s
 	return err
 }
 
-func mode(cgu *ranv1alpha1.ClusterGroupUpgrade) ranv1alpha1.EnforcementMode {
-	if cgu.Spec.Enforcement == ranv1alpha1.EnforcementOverride {
-		return ranv1alpha1.EnforcementOverride
+// enforcement is how the rollout enforces its policies: spec.enforcement, else the mode it
+// started with (status.enforcement; Copy for a rollout started by a version that did not
+// record it, whose default was Copy), else the operator's default, else Copy.
+func (r *ClusterGroupUpgradeReconciler) enforcement(s *scope) ranv1alpha1.EnforcementMode {
+	switch {
+	case s.cgu.Spec.Enforcement != "":
+		return s.cgu.Spec.Enforcement
+	case s.started && s.before.Enforcement != "":
+		return s.before.Enforcement
+	case s.started, r.DefaultEnforcement == "":
+		return ranv1alpha1.EnforcementCopy
 	}
-	return ranv1alpha1.EnforcementCopy
+	return r.DefaultEnforcement
 }
 
 // decide lets pkg/rollout decide from the gathered facts.
@@ -483,7 +495,7 @@ func (r *ClusterGroupUpgradeReconciler) applyEnforcement(ctx context.Context, s 
 	if paced && s.deferWrite(r.expect.enforcementDue(s.cgu), r.lagNow()) {
 		return nil
 	}
-	wrote, err := r.writer().Apply(ctx, policies.Enforcement{Upgrade: s.cgu, Mode: mode(s.cgu), Policies: roots, Clusters: clusters,
+	wrote, err := r.writer().Apply(ctx, policies.Enforcement{Upgrade: s.cgu, Mode: s.mode, Policies: roots, Clusters: clusters,
 		Frozen: frozenPolicies(s, roots)})
 	if wrote > 0 {
 		r.expect.enforced(s.cgu, r.lagNow())
@@ -505,7 +517,7 @@ func (r *ClusterGroupUpgradeReconciler) releaseDeleted(ctx context.Context, s *s
 		return nil
 	}
 	ref := s.before.ManagedPoliciesForUpgrade[i]
-	if err := r.writer().Release(ctx, s.owner, mode(s.cgu), ref.Namespace, ref.Name); err != nil {
+	if err := r.writer().Release(ctx, s.owner, s.mode, ref.Namespace, ref.Name); err != nil {
 		r.Metrics.RemediationError(metrics.OperationPlacement)
 		return fmt.Errorf("releasing the deleted managed policy %s/%s: %w", ref.Namespace, ref.Name, err)
 	}

@@ -75,6 +75,7 @@ func computeStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 		st.CompletedAt = &now
 	}
 	st.ManagedPoliciesForUpgrade = acceptedPolicies(s)
+	st.Enforcement = s.mode
 	setConditions(st, s)
 	setCheckStatus(st, s)
 	setTALMStatus(st, s)

@@ -30,7 +30,7 @@ func setTALMStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 	}
 	st.ManagedPoliciesNs = talm.Namespaces(refs)
 	st.RemediationPlan = talm.RemediationPlan(s.plan)
-	objects := talm.ObjectsOf(s.cgu.Namespace, s.cgu.Name, mode(s.cgu), refs, s.cgu.Spec.ManifestWorkTemplates)
+	objects := talm.ObjectsOf(s.cgu.Namespace, s.cgu.Name, s.mode, refs, s.cgu.Spec.ManifestWorkTemplates)
 	if d.State == ranv1alpha1.StateCompleted && deleteObjects(s.cgu) {
 		objects = talm.Objects{} // deleted with the rollout's other objects
 	}

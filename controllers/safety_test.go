@@ -170,12 +170,15 @@ var _ = Describe("Overlapping rollouts", func() {
 		clusters := joinFleet(ctx, "overlap", 2)
 		p := placeUpgradePolicy(ctx, "overlap", 2)
 		stall(clusters[0])
+		// Copy mode: each rollout's enforcement shows as its own copy (enforcedOn).
 		first := newCGU("cgu-overlap", "first", clusters[:1], 0, p.Name)
+		first.Spec.Enforcement = ranv1alpha1.EnforcementCopy
 		enableOnCreate(first)
 		fleet.MustCreate(ctx, first)
 		Eventually(fleet.Stored(ctx, first)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
 
 		second := newCGU("cgu-overlap", "second", clusters, 0, p.Name)
+		second.Spec.Enforcement = ranv1alpha1.EnforcementCopy
 		enableOnCreate(second)
 		fleet.MustCreate(ctx, second)
 		Eventually(condition(ctx, second, ranv1alpha1.ConditionProgressing)).WithTimeout(settle).Should(And(
@@ -202,6 +205,7 @@ var _ = Describe("A managed policy edited during the rollout", func() {
 		p := placeUpgradePolicy(ctx, "edited", 2)
 		stall(clusters[0])
 		cgu := newCGU("cgu-edited", "upgrade", clusters, 1, p.Name)
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy
 		enableOnCreate(cgu)
 		fleet.MustCreate(ctx, cgu)
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))

@@ -62,6 +62,8 @@ var _ = Describe("TALM's status contract", func() {
 		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
 		before := fleet.Stored(ctx, cgu)(Default).Status
 		Expect(before.ComputedMaxConcurrency).To(Equal(1))
+		Expect(before.Enforcement).To(Equal(ranv1alpha1.EnforcementOverride),
+			"the test hub's PlacementBindings have binding overrides: the default is Override, as TALM enforces")
 		Expect(before.RemediationPlan).To(Equal([][]string{{clusters[0]}, {clusters[1]}}), "the compliant cluster is left out")
 		Expect(before.ManagedPoliciesForUpgrade).To(ConsistOf(And(HaveField("Name", p.Name), HaveField("Namespace", policyNS))))
 		Expect(before.ManagedPoliciesCompliantBeforeUpgrade).To(BeEmpty())
@@ -194,6 +196,7 @@ var _ = Describe("Status on every pass", func() {
 		clusters := joinFleet(ctx, "failpass", 1)
 		p := placeUpgradePolicy(ctx, "failpass", 1)
 		cgu := newCGU("cgu-failpass", "upgrade", clusters, 1, p.Name)
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy // its PlacementBinding lives in the CGU's namespace
 		fleet.MustCreate(ctx, cgu)
 		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
 

@@ -319,10 +319,12 @@ type ClusterGroupUpgradeSpec struct {
 	BatchTimeoutAction BatchTimeoutAction `json:"batchTimeoutAction,omitempty"`
 
 	// Enforcement says how a managed policy is enforced on the clusters working on it:
-	// Copy (the default) creates an enforce copy of the policy in the CGU's namespace bound
-	// to those clusters; Override binds the original policy to them with ACM's binding
-	// override (subFilter restricted, remediationAction enforce), which needs ACM 2.9 or
-	// later. An addition to TALM's API.
+	// Copy creates an enforce copy of the policy in the CGU's namespace bound to those
+	// clusters (TALM 4.15 and older); Override binds the original policy to them with ACM's
+	// binding override (subFilter restricted, remediationAction enforce), as TALM 4.16 and
+	// later do, which needs ACM 2.9 or later. Absent, the operator's default: Override
+	// where the hub's PlacementBindings have binding overrides, Copy otherwise
+	// (status.enforcement says which). An addition to TALM's API.
 	// +optional
 	Enforcement EnforcementMode `json:"enforcement,omitempty"`
 
@@ -664,6 +666,12 @@ type ClusterGroupUpgradeStatus struct {
 	// ObservedGeneration is the spec generation this status was computed from.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Enforcement is how the rollout enforces its managed policies: spec.enforcement, or
+	// the operator's default when the spec says nothing (Override on a hub whose
+	// PlacementBindings have binding overrides, unless --default-enforcement says
+	// otherwise). Frozen when the rollout starts. An addition to TALM's status.
+	// +optional
+	Enforcement EnforcementMode `json:"enforcement,omitempty"`
 	// State is the state of the rollout.
 	// +optional
 	State UpgradeState `json:"state,omitempty"`

@@ -4,6 +4,7 @@
 package hubapi
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -119,4 +120,47 @@ func CheckRequired(d discovery.DiscoveryInterface) error {
 		names[i] = api.String()
 	}
 	return fmt.Errorf("%w; install the missing CRDs and start again: %s", ErrMissingAPIs, strings.Join(names, ", "))
+}
+
+// placementBindingSchema is the OpenAPI v3 name of the PlacementBinding schema.
+const placementBindingSchema = "io.open-cluster-management.policy.v1.PlacementBinding"
+
+// BindingOverrides reports whether the hub's PlacementBinding API has binding overrides
+// (bindingOverrides.remediationAction and subFilter, ACM 2.9 and later), read from the
+// OpenAPI v3 schema the hub serves for policy.open-cluster-management.io/v1: those let a
+// rollout enforce a policy itself on the clusters of a batch (Override) instead of an enforce
+// copy of it (Copy).
+func BindingOverrides(d discovery.DiscoveryInterface) (bool, error) {
+	paths, err := d.OpenAPIV3().Paths()
+	if err != nil {
+		return false, fmt.Errorf("reading the hub's OpenAPI v3 paths: %w", err)
+	}
+	gv, ok := paths["apis/"+policyv1.GroupVersion.String()]
+	if !ok {
+		return false, nil
+	}
+	raw, err := gv.Schema("application/json")
+	if err != nil {
+		return false, fmt.Errorf("reading the OpenAPI v3 schema of %s: %w", policyv1.GroupVersion, err)
+	}
+	return hasBindingOverrides(raw)
+}
+
+// hasBindingOverrides reads an OpenAPI v3 document for a PlacementBinding schema with the
+// bindingOverrides and subFilter properties.
+func hasBindingOverrides(raw []byte) (bool, error) {
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return false, fmt.Errorf("decoding the OpenAPI v3 schema of %s: %w", policyv1.GroupVersion, err)
+	}
+	props := doc.Components.Schemas[placementBindingSchema].Properties
+	_, overrides := props["bindingOverrides"]
+	_, subFilter := props["subFilter"]
+	return overrides && subFilter, nil
 }

@@ -116,6 +116,10 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	enforcement, err := defaultEnforcement(dc, opts.DefaultEnforcement)
+	if err != nil {
+		return nil, err
+	}
 
 	metrics := metricsserver.Options{BindAddress: opts.MetricsAddr, SecureServing: opts.SecureMetrics}
 	if opts.SecureMetrics {
@@ -154,9 +158,10 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	for _, api := range missing {
 		mgr.GetLogger().Info("Optional API not served; features using it report it when used", "api", api.String())
 	}
+	mgr.GetLogger().Info("Default enforcement", "mode", enforcement, "asked", opts.DefaultEnforcement)
 	if err := setupControllers(mgr, opts, served{
 		views: !slices.ContainsFunc(missing, isViews), actions: !slices.ContainsFunc(missing, isActions),
-		works: !slices.ContainsFunc(missing, isWorks),
+		works: !slices.ContainsFunc(missing, isWorks), enforcement: enforcement,
 	}); err != nil {
 		return nil, err
 	}
@@ -200,8 +205,28 @@ func isWorks(api hubapi.API) bool {
 	return api.GroupVersion.Group == workv1.GroupName
 }
 
-// served says which optional APIs the hub serves.
-type served struct{ views, actions, works bool }
+// served says which optional APIs the hub serves, and the enforcement mode its
+// PlacementBindings allow by default.
+type served struct {
+	views, actions, works bool
+	enforcement           ranv1alpha1.EnforcementMode
+}
+
+// defaultEnforcement resolves --default-enforcement: auto is Override when the hub's
+// PlacementBinding API has binding overrides, Copy otherwise.
+func defaultEnforcement(dc discovery.DiscoveryInterface, asked string) (ranv1alpha1.EnforcementMode, error) {
+	if asked != "" && asked != EnforcementAuto {
+		return ranv1alpha1.EnforcementMode(asked), nil
+	}
+	overrides, err := hubapi.BindingOverrides(dc)
+	if err != nil {
+		return "", err
+	}
+	if overrides {
+		return ranv1alpha1.EnforcementOverride, nil
+	}
+	return ranv1alpha1.EnforcementCopy, nil
+}
 
 func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	clk := opts.Clock
@@ -226,6 +251,7 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 		MaxConcurrentPrecaching: opts.MaxConcurrentPrecaching,
 		PrecacheTimeout:         opts.PrecacheTimeout,
 		PolicyNamespaces:        opts.PolicyNamespaces,
+		DefaultEnforcement:      hub.enforcement,
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)

@@ -14,6 +14,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
 
 // Options configure the manager. Defaults are those of the production deployment.
@@ -67,6 +69,11 @@ type Options struct {
 	// may enforce, ZTP's included; empty (the default) allows every namespace, as TALM
 	// does, where ZTP keeps ClusterGroupUpgrades and policies in different namespaces.
 	PolicyNamespaces []string
+	// DefaultEnforcement is how a ClusterGroupUpgrade without spec.enforcement enforces
+	// its policies: EnforcementAuto (the default) picks Override when the hub's
+	// PlacementBinding API has binding overrides (ACM 2.9 and later, as TALM 4.16 and later
+	// use them), Copy otherwise; Copy or Override forces one.
+	DefaultEnforcement string
 	// Clock tells the controllers the time; nil is the real clock. Tests and the demo
 	// inject theirs; there is no flag.
 	Clock clock.PassiveClock
@@ -99,6 +106,7 @@ func DefaultOptions() Options {
 		GracefulShutdown:        30 * time.Second,
 		ZTP:                     true,
 		ZTPSettle:               time.Minute,
+		DefaultEnforcement:      EnforcementAuto,
 	}
 }
 
@@ -142,6 +150,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Run the ZTP controller: clusters that become Available without the ztp-done label go through their ztp-deploy-wave policies.")
 	fs.DurationVar(&o.ZTPSettle, "ztp-settle", o.ZTPSettle,
 		"How long a cluster must have been Available before the ZTP controller reads its policies.")
+	fs.StringVar(&o.DefaultEnforcement, "default-enforcement", o.DefaultEnforcement,
+		"How a ClusterGroupUpgrade without spec.enforcement enforces its policies: auto (Override when the hub's PlacementBinding has binding overrides, else Copy), Copy or Override.")
 	fs.Func("policy-namespaces",
 		"Comma-separated namespaces whose managed policies a ClusterGroupUpgrade may enforce; empty allows every namespace. May be repeated.",
 		func(s string) error {
@@ -153,6 +163,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 			return nil
 		})
 }
+
+// EnforcementAuto lets the operator pick the default enforcement from the hub's API.
+const EnforcementAuto = "auto"
 
 // Validate reports options that cannot work.
 func (o Options) Validate() error {
@@ -180,6 +193,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("graceful-shutdown-timeout must not be negative, got %s", o.GracefulShutdown)
 	case o.ZTPSettle < 0:
 		return fmt.Errorf("ztp-settle must not be negative, got %s", o.ZTPSettle)
+	case !slices.Contains([]string{"", EnforcementAuto, string(ranv1alpha1.EnforcementCopy), string(ranv1alpha1.EnforcementOverride)}, o.DefaultEnforcement):
+		return fmt.Errorf("default-enforcement must be auto, Copy or Override, got %q", o.DefaultEnforcement)
 	}
 	return o.validatePolicyNamespaces()
 }

@@ -32,6 +32,9 @@ func TestDefaults(t *testing.T) {
 		o.UpdateService != "https://api.openshift.com/api/upgrades_info/v1/graph" {
 		t.Errorf("client and worker defaults changed: %+v", o)
 	}
+	if o.DefaultEnforcement != EnforcementAuto {
+		t.Errorf("default enforcement %q, want auto (Override where the hub has binding overrides)", o.DefaultEnforcement)
+	}
 	if !o.ZTP || o.ZTPSettle != time.Minute {
 		t.Errorf("ZTP defaults changed: ztp %v, ztp-settle %s; want on (TALM always runs it) after 1m", o.ZTP, o.ZTPSettle)
 	}
@@ -42,7 +45,7 @@ func TestFlags(t *testing.T) {
 		"--kube-api-qps=12.5", "--kube-api-burst=30", "--workers=8", "--graceful-shutdown-timeout=5s", "--max-clusters-in-progress=200",
 		"--leader-election-namespace=cgu", "--update-service=http://osus.hub.example.com/api/upgrades_info/v1/graph",
 		"--spoke-image=registry.example.com/spoke:1", "--max-concurrent-precaching=20", "--precache-timeout=90m",
-		"--ztp=false", "--ztp-settle=15s")
+		"--ztp=false", "--ztp-settle=15s", "--default-enforcement=Copy")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +53,7 @@ func TestFlags(t *testing.T) {
 		QPS: 12.5, Burst: 30, Workers: 8, GracefulShutdown: 5 * time.Second, MaxClustersInProgress: 200,
 		UpdateService: "http://osus.hub.example.com/api/upgrades_info/v1/graph", SpokeImage: "registry.example.com/spoke:1",
 		MaxConcurrentPrecaching: 20, PrecacheTimeout: 90 * time.Minute, ZTPSettle: 15 * time.Second,
-		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, DefaultEnforcement: "Copy"}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("got %+v, want %+v", o, want)
 	}
@@ -71,6 +74,7 @@ func TestInvalidOptions(t *testing.T) {
 		"zero precache timeout": {[]string{"--precache-timeout=0s"}, "precache-timeout must be positive"},
 		"negative precache cap": {[]string{"--max-concurrent-precaching=-1"}, "max-concurrent-precaching must not be negative"},
 		"negative ztp settle":   {[]string{"--ztp-settle=-1s"}, "ztp-settle must not be negative, got -1s"},
+		"unknown enforcement":   {[]string{"--default-enforcement=copy"}, `default-enforcement must be auto, Copy or Override, got "copy"`},
 		"ztp not a boolean":     {[]string{"--ztp=maybe"}, "invalid boolean value"},
 		"update service":        {[]string{"--update-service=osus.example.com"}, `update-service must be an http or https URL, got "osus.example.com"`},
 	}

@@ -106,6 +106,9 @@ type Scope struct {
 	// PolicyNamespaces are the namespaces whose root policies a rollout may enforce (the
 	// operator's --policy-namespaces); empty allows every namespace.
 	PolicyNamespaces []string
+	// Enforcement is how the rollout enforces its policies; empty is spec.enforcement,
+	// else Copy. Copy mode cannot copy every hub template.
+	Enforcement ranv1alpha1.EnforcementMode
 }
 
 // GatherIn is Gather for an operator restricted to scope: a managed policy found only in
@@ -261,7 +264,11 @@ func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.P
 	if problem := validate.DependencyOrder(res.Resolved); problem != nil {
 		return nil, nil, problem, nil
 	}
-	if spec.Enforcement != ranv1alpha1.EnforcementOverride {
+	mode := g.scope.Enforcement
+	if mode == "" {
+		mode = spec.Enforcement
+	}
+	if mode != ranv1alpha1.EnforcementOverride {
 		for _, p := range resolved {
 			if problem := hubTemplateProblem(p); problem != nil {
 				return nil, nil, problem, nil

@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
 
 // The operator side of a benchmark runs in a child process: this test binary started again
@@ -89,6 +91,9 @@ func runChild(dir string) error {
 	cfg.WrapTransport = requests.wrap
 	opts := operator.DefaultOptions()
 	opts.LeaderElect, opts.MetricsAddr, opts.ProbeAddr, opts.ZTP = false, "0", "0", false
+	// The floor driver makes Copy-mode writes: the operator is compared in the same mode
+	// (docs/benchmarks.md), whatever the hub's default.
+	opts.DefaultEnforcement = string(ranv1alpha1.EnforcementCopy)
 	mgr, err := operator.New(cfg, opts)
 	if err != nil {
 		return err

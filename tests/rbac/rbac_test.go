@@ -167,6 +167,7 @@ var _ = Describe("The operator with exactly its generated ClusterRole", func() {
 		clusters := joinFleet(ctx, "copy", 2, false, nil)
 		p := upgradePolicy(ctx, "copy")
 		cgu := newCGU("cgu-copy", "upgrade", clusters, p.Name)
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy
 		cgu.Spec.RemediationStrategy.MaxConcurrency = 1
 		cgu.Spec.Actions = ranv1alpha1.Actions{
 			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"upgrading": "true"}}},

@@ -84,6 +84,7 @@ var _ = Describe("A managed policy deleted during the rollout", func() {
 		stuck := clusters[0]
 		fleet.Sim.SetBehaviour(stuck, sim.Behaviour{Stall: true})
 		cgu := rolloutOf("cgu-polgone", clusters, 3, upgrade.Name, marker.Name)
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy
 		log := watchRecords(ctx, cgu)
 		fleet.MustCreate(ctx, cgu)
 		for _, c := range clusters[1:3] {
