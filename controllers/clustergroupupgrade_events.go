@@ -2,12 +2,16 @@ package controllers
 
 import (
 	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
+	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
 )
@@ -17,10 +21,21 @@ import (
 // status before and after, a batch record before and after), after the write succeeded, so
 // that an operator restarted later finds the transition written and emits nothing again.
 
+// EventOverridesDeprecated is the reason of the warning that a rollout's pre-caching took
+// values from TALM's deprecated overrides ConfigMap.
+const EventOverridesDeprecated = "PrecacheOverridesDeprecated"
+
 // emitEvents marks the transitions of the ClusterGroupUpgrade's status write.
 func (r *ClusterGroupUpgradeReconciler) emitEvents(s *scope) {
 	for _, e := range statusEvents(s) {
 		r.Events.Emit(s.cgu, e)
+	}
+	if p := s.precache; p != nil && len(p.overrides) > 0 &&
+		turnedTo(s.before.Conditions, s.cgu.Status.Conditions, ranv1alpha1.ConditionPrecacheSpecValid,
+			ranv1alpha1.ReasonPrecacheSpecIsWellFormed, ranv1alpha1.ReasonPrecacheSpecIncomplete, ranv1alpha1.ReasonInvalidPlatformImage) != nil {
+		r.event(s, corev1.EventTypeWarning, EventOverridesDeprecated,
+			"Pre-caching takes %s from ConfigMap %s/%s, which is deprecated: set them in a PreCachingConfig (spec.preCachingConfigRef)",
+			strings.Join(p.overrides, ", "), s.cgu.Namespace, precache.OverridesConfigMap)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,8 @@ type precacheState struct {
 	// states are each planned cluster's precache state; reasons say why a cluster failed.
 	states  map[string]precache.State
 	reasons map[string]string
+	// overrides are the keys of TALM's deprecated overrides ConfigMap the spec took.
+	overrides []string
 }
 
 // gatherPrecache pre-caches, before the rollout starts and whatever spec.enable says, what
@@ -39,7 +42,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherPrecache(ctx context.Context, s *s
 	if err != nil {
 		return err
 	}
-	st := &precacheState{states: map[string]precache.State{}, reasons: map[string]string{}}
+	st := &precacheState{states: map[string]precache.State{}, reasons: map[string]string{}, overrides: cfg.overrides}
 	s.precache = st
 	if cfg.missing != "" {
 		st.result = precache.Result{Reason: ranv1alpha1.ReasonPrecacheSpecIncomplete, Message: cfg.missing}
@@ -137,9 +140,30 @@ func (r *ClusterGroupUpgradeReconciler) precachingElsewhere(ctx context.Context,
 type precacheConfig struct {
 	spec    *ranv1alpha1.PreCachingConfigSpec
 	missing string
+	// overrides are the keys of TALM's deprecated overrides ConfigMap that were used.
+	overrides []string
 }
 
+// precachingConfig reads the PreCachingConfig the spec names, merged with TALM's deprecated
+// overrides ConfigMap of the ClusterGroupUpgrade's namespace (precache.WithOverrides).
 func (r *ClusterGroupUpgradeReconciler) precachingConfig(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) (precacheConfig, error) {
+	cfg, err := r.preCachingConfigRef(ctx, cgu)
+	if err != nil || cfg.missing != "" {
+		return cfg, err
+	}
+	cm := &corev1.ConfigMap{}
+	err = r.Reader.Get(ctx, client.ObjectKey{Namespace: cgu.Namespace, Name: precache.OverridesConfigMap}, cm)
+	switch {
+	case apierrors.IsNotFound(err):
+		return cfg, nil
+	case err != nil:
+		return cfg, fmt.Errorf("reading ConfigMap %s/%s: %w", cgu.Namespace, precache.OverridesConfigMap, err)
+	}
+	cfg.spec, cfg.overrides = precache.WithOverrides(cfg.spec, cm.Data)
+	return cfg, nil
+}
+
+func (r *ClusterGroupUpgradeReconciler) preCachingConfigRef(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) (precacheConfig, error) {
 	ref := cgu.Spec.PreCachingConfigRef
 	if ref.Name == "" {
 		return precacheConfig{}, nil

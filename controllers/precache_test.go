@@ -5,13 +5,19 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	. "github.com/onsi/gomega/gstruct"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/controllers"
+	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/precache/pull"
 	"github.com/cgu-operator/cgu-operator/pkg/precache/pull/pulltest"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
+	"github.com/cgu-operator/cgu-operator/tests/world"
+	"github.com/cgu-operator/cgu-operator/tests/world/graphserver"
 )
 
 // preCachingConfig creates a PreCachingConfig whose overrides name the fixture's release,
@@ -146,5 +152,49 @@ var _ = Describe("Pre-caching", func() {
 			HaveField("Status.Message", ContainSubstring("Pre-caching failed or timed out on all 2 clusters")),
 		))
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)(Default)).To(HaveField("Reason", ranv1alpha1.ReasonPrecachingFailed))
+	})
+})
+
+var _ = Describe("Pre-caching as TALM derives it", func() {
+	It("takes the release of a ClusterVersion policy with version and channel from the update graph", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "derive", 2)
+		cv := world.ClusterVersionUpdated(to)
+		cv["spec"].(map[string]any)["channel"] = harness.Channel // version and channel, no image
+		p := placeObjectPolicy(ctx, "derive", "derive-upgrade", cv)
+		cgu := newCGU("cgu-derive", "upgrade", clusters, 2, p.Name)
+		cgu.Spec.PreCaching = true
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Precaching.Spec",
+			PointTo(HaveField("PlatformImage", graphserver.Image(to)))))
+		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecacheSpecValid)(Default)).To(And(
+			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ranv1alpha1.ReasonPrecacheSpecIsWellFormed)))
+	})
+
+	It("pre-caches the release a ClusterVersion policy names on every cluster, honouring the overrides ConfigMap with a warning", func(ctx SpecContext) {
+		f := pulltest.NewFixture(GinkgoT())
+		clusters := joinFleet(ctx, "cvpre", 2)
+		cv := world.ClusterVersionUpdated(to)
+		cv["spec"].(map[string]any)["desiredUpdate"].(map[string]any)["image"] = f.Release
+		p := placeObjectPolicy(ctx, "cvpre", "cvpre-upgrade", cv)
+		cgu := newCGU("cgu-cvpre", "upgrade", clusters, 2, p.Name)
+		cgu.Spec.PreCaching = true
+		Expect(hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cgu.Namespace}})).To(Succeed())
+		Expect(hub.Client.Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: cgu.Namespace, Name: precache.OverridesConfigMap},
+			Data: map[string]string{"platform.image": "this/should/be/ignored:latest", "excludePrecachePatterns": "aws\nazure\n",
+				"precache.spaceRequired": "1Mi"},
+		})).To(Succeed())
+		fleet.MustCreate(ctx, cgu)
+
+		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)).WithTimeout(settle).Should(And(
+			Not(BeNil()), HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ranv1alpha1.ReasonPrecachingCompleted)))
+		st := fleet.Stored(ctx, cgu)(Default).Status
+		Expect(st.Precaching.Spec).To(PointTo(And(HaveField("PlatformImage", f.Release),
+			HaveField("ExcludePrecachePatterns", Equal([]string{"aws", "azure"})))))
+		Expect(st.Precaching.Status).To(Equal(map[string]string{clusters[0]: "Succeeded", clusters[1]: "Succeeded"}))
+		for _, c := range clusters {
+			Expect(cached(c)(Default)).To(ConsistOf(pulltest.Union([]string{f.Release}, f.ReleaseImages)), "the release payload on %s", c)
+		}
+		Eventually(events(ctx, cgu)).Should(HaveKeyWithValue(controllers.EventOverridesDeprecated, 1))
 	})
 })
