@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	. "github.com/onsi/gomega/gstruct"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -220,5 +221,94 @@ var _ = Describe("Status on every pass", func() {
 		Expect(hub.Client.Delete(ctx, squatter)).To(Succeed())
 		Eventually(state(ctx, cgu)).WithTimeout(3 * settle).Should(Equal(ranv1alpha1.StateCompleted))
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionReconciled)(Default)).To(BeNil())
+	})
+})
+
+var _ = Describe("TALM's blocking-mechanisms scenario", func() {
+	It("holds a rollout behind an incomplete one, leaves compliant canaries out, and labels the compliant clusters at the start", func(ctx SpecContext) {
+		all, err := fleet.JoinFleetWith(ctx, "talmblk", 3, func(s *sim.SpokeSpec) {
+			if s.Name != "talmblk-3" {
+				s.Version = harness.To
+			}
+		})
+		Expect(err).NotTo(HaveOccurred())
+		for _, c := range all[:2] {
+			Expect(simulator.Mutate(c, askedFor(to))).To(Succeed()) // upgraded earlier
+		}
+		p := placeUpgradePolicy(ctx, "talmblk", 3)
+		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(And(
+			HaveKeyWithValue(all[0], policyv1.Compliant), HaveKeyWithValue(all[1], policyv1.Compliant)))
+
+		By("cgu-c over the third cluster, not enabled; cgu-a over all three, blocked by cgu-c")
+		blocker := newCGU("cgu-talmblk", "cgu-c", all[2:], 1, p.Name)
+		fleet.MustCreate(ctx, blocker)
+		blocked := newCGU("cgu-talmblk", "cgu-a", all, 2, p.Name)
+		blocked.Spec.RemediationStrategy.Canaries = all[:1]
+		blocked.Spec.BlockingCRs = []ranv1alpha1.BlockingCR{{Name: blocker.Name, Namespace: blocker.Namespace}}
+		blocked.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"finish": ""}}}
+		enableOnCreate(blocked)
+		fleet.MustCreate(ctx, blocked)
+		Eventually(talmConditions(ctx, blocked)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False IncompleteBlockingCR"}))
+		st := fleet.Stored(ctx, blocked)(Default).Status
+		Expect(st.RemediationPlan).To(Equal([][]string{{all[2]}}), "the compliant canary gets no batch")
+		Expect(st.Status).To(Equal(ranv1alpha1.UpgradeStatus{}))
+		Expect(clusterLabels(ctx, all[0])(Default)).NotTo(HaveKey("finish"))
+		Eventually(talmEvents(ctx, blocked)).Should(HaveKeyWithValue(talm.ActionOnHoldDueToBlockingCR, 1))
+
+		By("cgu-c completes; cgu-a starts with nothing left to do, and every cluster is done")
+		enable(ctx, blocker)
+		Eventually(state(ctx, blocker)).WithTimeout(3 * settle).Should(Equal(ranv1alpha1.StateCompleted))
+		Eventually(talmConditions(ctx, blocked)).WithTimeout(settle).Should(Equal([]string{
+			selected, validated, "Progressing False Completed", "Succeeded True Completed",
+		}))
+		for _, c := range all {
+			Expect(clusterLabels(ctx, c)(Default)).To(HaveKey("finish"), c)
+		}
+		Expect(fleet.Stored(ctx, blocked)(Default).Status.Clusters).To(ConsistOf(
+			ranv1alpha1.ClusterFinalState{Name: all[0], State: "complete"}, ranv1alpha1.ClusterFinalState{Name: all[1], State: "complete"},
+			ranv1alpha1.ClusterFinalState{Name: all[2], State: "complete"}))
+	})
+})
+
+var _ = Describe("TALM's cluster-selector and duplicated-managed-policy-name scenarios", func() {
+	It("plans the listed clusters, then the selected ones by name, leaving out those no policy is placed on", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "talmsel", 4)
+		p := placeUpgradePolicy(ctx, "talmsel", 4)
+		outside := joinFleet(ctx, "talmsel-out", 1) // selected, but the policy is not placed on it
+		for _, c := range append([]string{clusters[1], clusters[3]}, outside...) {
+			setClusterLabel(ctx, c, "upgrade2", "true")
+		}
+		cgu := newCGU("cgu-talmsel", "upgrade", []string{clusters[2], clusters[0]}, 2, p.Name)
+		cgu.Spec.ClusterLabelSelectors = []metav1.LabelSelector{{MatchLabels: map[string]string{"upgrade2": "true"}}}
+		fleet.MustCreate(ctx, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
+		st := fleet.Stored(ctx, cgu)(Default).Status
+		Expect(st.RemediationPlan).To(Equal([][]string{{clusters[2], clusters[0]}, {clusters[1], clusters[3]}}))
+		Expect(st.ComputedMaxConcurrency).To(Equal(2))
+	})
+
+	It("refuses a managed policy name found in two namespaces, then goes on once it is unique", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "talmdup", 1)
+		p := placeUpgradePolicy(ctx, "talmdup", 1)
+		Expect(hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "talmdup-other"}})).To(Succeed())
+		Expect(hub.BindClusterSet(ctx, "talmdup-other")).To(Succeed())
+		twin := world.UpgradePolicy("talmdup-other", p.Name, to, policyv1.Inform)
+		Expect(hub.PlacePolicy(ctx, twin, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "talmdup"}})).To(Succeed())
+		Eventually(func(g Gomega) map[string]policyv1.ComplianceState {
+			out, err := hub.Compliance(ctx, "talmdup-other", p.Name)
+			g.Expect(err).NotTo(HaveOccurred())
+			return out
+		}).WithTimeout(settle).ShouldNot(BeEmpty())
+
+		cgu := newCGU("cgu-talmdup", "upgrade", clusters, 1, p.Name)
+		fleet.MustCreate(ctx, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, "Validated False AmbiguousManagedPoliciesNames"}))
+		Eventually(talmEventsOf(ctx, cgu, talm.ActionOnHoldDueToValidationFailure)).Should(ConsistOf(
+			HaveField("ObjectMeta.Annotations", HaveKeyWithValue(talm.AnnotationAmbiguousPolicies, p.Name))))
+
+		By("the twin deleted")
+		Expect(hub.Client.Delete(ctx, twin)).To(Succeed())
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.ManagedPoliciesNs).To(Equal(map[string]string{p.Name: policyNS}))
 	})
 })

@@ -2,6 +2,7 @@ package world
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,7 +50,7 @@ func (h *Hub) RestartAPIServer(whileDown func()) error {
 	if err := killListener(api.Port); err != nil {
 		return err
 	}
-	if err := api.Stop(); err != nil {
+	if err := stopKilled(api.Stop); err != nil {
 		return fmt.Errorf("stopping the kube-apiserver: %w", err)
 	}
 	if whileDown != nil {
@@ -60,6 +61,20 @@ func (h *Hub) RestartAPIServer(whileDown func()) error {
 		return fmt.Errorf("starting the kube-apiserver again: %w", err)
 	}
 	return nil
+}
+
+// stopKilled runs envtest's Stop on a process just killed: Stop signals a process it has not
+// seen exit, and fails with os.ErrProcessDone when the exit was reaped in between; a later
+// Stop sees the exit and only cleans up.
+func stopKilled(stop func() error) error {
+	for range 100 {
+		err := stop()
+		if !errors.Is(err, os.ErrProcessDone) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("the killed process was not seen to exit within 2 s")
 }
 
 // copyFiles copies the regular files of from into to.
