@@ -312,3 +312,40 @@ var _ = Describe("TALM's cluster-selector and duplicated-managed-policy-name sce
 		Expect(fleet.Stored(ctx, cgu)(Default).Status.ManagedPoliciesNs).To(Equal(map[string]string{p.Name: policyNS}))
 	})
 })
+
+var _ = Describe("TALM's soaking scenario", func() {
+	It("keeps a compliant cluster on its policy, with firstCompliantAt, until the soak ends, then completes with ztp-done", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "talmsoak", 1)
+		p := placeUpgradePolicy(ctx, "talmsoak", 1)
+		Eventually(func(g Gomega) {
+			cur := p.DeepCopy()
+			g.Expect(hub.Client.Get(ctx, keyOf(p), cur)).To(Succeed())
+			cur.Annotations = map[string]string{"ran.openshift.io/soak-seconds": "5"}
+			g.Expect(hub.Client.Update(ctx, cur)).To(Succeed())
+		}).Should(Succeed())
+		cgu := newCGU("cgu-talmsoak", "soaking", clusters, 1, p.Name)
+		cgu.Spec.Actions = ranv1alpha1.Actions{
+			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-running": ""}}},
+			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-done": ""}, RemoveClusterLabels: []string{"ztp-running"}}},
+		}
+		enableOnCreate(cgu)
+		fleet.MustCreate(ctx, cgu)
+
+		By("compliant, soaking")
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Status.CurrentBatchRemediationProgress",
+			HaveKeyWithValue(clusters[0], PointTo(And(HaveField("State", ranv1alpha1.RemediationInProgress),
+				HaveField("PolicyIndex", PointTo(Equal(0))), HaveField("FirstCompliantAt", Not(BeNil())))))))
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, validated, "Progressing True InProgress"}))
+		Expect(clusterLabels(ctx, clusters[0])(Default)).To(HaveKey("ztp-running"))
+
+		By("after the soak")
+		advance(ctx, 6*time.Second, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{
+			selected, validated, "Progressing False Completed", "Succeeded True Completed",
+		}))
+		st := fleet.Stored(ctx, cgu)(Default).Status
+		Expect(st.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{{Name: clusters[0], State: "complete"}}))
+		Expect(st.Status.CurrentBatch).To(BeZero())
+		Expect(clusterLabels(ctx, clusters[0])(Default)).To(And(HaveKey("ztp-done"), Not(HaveKey("ztp-running"))))
+	})
+})
