@@ -2,6 +2,7 @@ package ztp_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -255,6 +256,13 @@ var _ = Describe("The ZTP controller", func() {
 			return out[name]
 		}
 		Eventually(compliance).WithTimeout(settle).Should(Equal(policyv1.Compliant))
+		// The rollout's enforcement has ended on the cluster: its replicated policy is inform
+		// again (else the drift below would be remediated at once).
+		Eventually(func(g Gomega) string {
+			replica := &policyv1.Policy{}
+			g.Expect(fleet.Hub.Client.Get(ctx, client.ObjectKey{Namespace: name, Name: policyNS + ".rerun-config"}, replica)).To(Succeed())
+			return strings.ToLower(string(replica.Spec.RemediationAction))
+		}).WithTimeout(settle).Should(Equal("inform"))
 
 		By("when its configuration drifts and the user removes ztp-done")
 		Expect(fleet.Sim.Mutate(name, func(objects configpolicy.Store) error {
