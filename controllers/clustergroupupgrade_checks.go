@@ -39,7 +39,7 @@ func pathValidation(cgu *ranv1alpha1.ClusterGroupUpgrade) bool {
 // ManagedClusterView shows it (the view is created when missing) and, for a y-stream, the
 // update graph (pkg/preview, which kubectl cgu preflight shares).
 func (r *ClusterGroupUpgradeReconciler) gatherChecks(ctx context.Context, s *scope) error {
-	if !pathValidation(s.cgu) || s.selectProblem != nil || s.invalid != nil || s.progress.Finished {
+	if !pathValidation(s.cgu) || s.selectProblem != nil || s.invalid != nil || s.precacheFailed != nil || s.progress.Finished {
 		return nil
 	}
 	checks := preview.NewChecks(r.Client, s.cgu, s.roots)

@@ -77,7 +77,7 @@ func (r *ClusterGroupUpgradeReconciler) health(ctx context.Context, s *scope, ru
 // enable. The gates never read it: the check that decides runs when the cluster's batch
 // starts.
 func (r *ClusterGroupUpgradeReconciler) gatherHealthPreview(ctx context.Context, s *scope) error {
-	if !preview.HealthChecks(s.cgu).BeforeUpgrade || s.selectProblem != nil || s.invalid != nil {
+	if !preview.HealthChecks(s.cgu).BeforeUpgrade || s.selectProblem != nil || s.invalid != nil || s.precacheFailed != nil {
 		return nil
 	}
 	runner := spokejob.Runner{Client: r.Client}

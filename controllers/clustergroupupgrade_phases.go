@@ -65,6 +65,9 @@ type scope struct {
 	// its policy was deleted.
 	roots   []*policyv1.Policy
 	invalid *rollout.Problem
+	// precacheFailed is set when pre-caching failed or timed out on every planned cluster:
+	// the rollout cannot start, while its spec stays valid (as in TALM, Validated stays True).
+	precacheFailed *rollout.Problem
 	// compliantBefore are, before the start, the managed policies every selected cluster
 	// already complies with: left out of roots, read by pre-caching.
 	compliantBefore []*policyv1.Policy
@@ -263,7 +266,10 @@ func (r *ClusterGroupUpgradeReconciler) decide(ctx context.Context, s *scope) er
 		if f.Invalid == nil {
 			f.Invalid = s.invalid
 		}
-		if s.cgu.Spec.Backup {
+		if f.Invalid == nil {
+			f.Invalid = s.precacheFailed
+		}
+		if needsBackup(s) {
 			f.Backup = &rollout.Problem{Reason: ranv1alpha1.ReasonBackupNotSupported, Message: backupMessage}
 		}
 	}

@@ -29,14 +29,16 @@ type precacheState struct {
 	reasons map[string]string
 	// overrides are the keys of TALM's deprecated overrides ConfigMap the spec took.
 	overrides []string
+	// order is the planned clusters in plan order, those that leave it included.
+	order []string
 }
 
 // gatherPrecache pre-caches, before the rollout starts and whatever spec.enable says, what
 // the upgrade needs on every planned cluster: it derives the spec, reads where each
 // cluster's precache Job stands, and starts Jobs under the fleet-wide cap.
 func (r *ClusterGroupUpgradeReconciler) gatherPrecache(ctx context.Context, s *scope) error {
-	if !s.cgu.Spec.PreCaching || s.started || s.selectProblem != nil || s.invalid != nil {
-		return nil
+	if !s.cgu.Spec.PreCaching || s.started || s.selectProblem != nil || s.invalid != nil || len(allClusters(s.plan)) == 0 {
+		return nil // as in TALM, nothing is pre-cached for a plan whose clusters all comply
 	}
 	cfg, err := r.precachingConfig(ctx, s.cgu)
 	if err != nil {
@@ -53,6 +55,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherPrecache(ctx context.Context, s *s
 		return nil
 	}
 	order := allClusters(s.plan)
+	st.order = order
 	if err := r.precacheClusters(ctx, s, st, order); err != nil {
 		return err
 	}
@@ -71,7 +74,7 @@ func leavePlan(s *scope, st *precacheState, order []string) {
 		return
 	}
 	if len(leaving) == len(order) {
-		s.invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonPrecachingFailedEverywhere,
+		s.precacheFailed = &rollout.Problem{Reason: ranv1alpha1.ReasonPrecachingFailedEverywhere,
 			Message: fmt.Sprintf("Pre-caching failed or timed out on all %d clusters; none is left to upgrade", len(order))}
 		return
 	}
@@ -226,6 +229,11 @@ func setPrecacheStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 	}
 	p := s.precache
 	if p == nil {
+		if !s.started && s.selectProblem == nil && s.invalid == nil && len(allClusters(s.plan)) == 0 {
+			st.Precaching = nil // nothing to pre-cache: every planned cluster complies
+			meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecacheSpecValid)
+			meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecachingSucceeded)
+		}
 		return
 	}
 	gen := s.cgu.Generation
@@ -238,7 +246,7 @@ func setPrecacheStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 	}
 	setCondition(st, gen, ranv1alpha1.ConditionPrecacheSpecValid, metav1.ConditionTrue, p.result.Reason, p.result.Message)
 	st.Precaching.Counts = precache.Counts(p.states)
-	st.Precaching.Status, st.Precaching.Clusters = talm.Precaching(allClusters(s.plan), p.states)
+	st.Precaching.Status, st.Precaching.Clusters = talm.Precaching(p.order, p.states)
 	status, reason, message := precache.Condition(p.states)
 	setCondition(st, gen, ranv1alpha1.ConditionPrecachingSucceeded, status, reason, message)
 }

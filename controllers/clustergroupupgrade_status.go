@@ -14,6 +14,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
+	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
 )
@@ -93,11 +94,25 @@ func setConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 	setPrecacheStatus(st, s)
 	setBackupCondition(st, s)
 	setRolloutConditions(st, s.decision)
-	if !s.started && (s.selectProblem != nil || s.invalid != nil || s.decision.Reason == ranv1alpha1.ReasonPrecachingInProgress) {
+	if !s.started && (s.selectProblem != nil || s.invalid != nil || precacheHolds(s)) {
 		// TALM writes no Progressing condition before the spec is valid and pre-caching
-		// ended; status.state and status.message say what the rollout waits for.
+		// ended on some cluster; status.state and status.message say what the rollout
+		// waits for.
 		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionProgressing)
 	}
+}
+
+// precacheHolds reports whether pre-caching keeps the rollout from starting: its spec is
+// not valid, or it runs, or it failed on every cluster.
+func precacheHolds(s *scope) bool {
+	if !s.cgu.Spec.PreCaching || s.precache == nil {
+		return false
+	}
+	if !s.precache.result.Valid {
+		return true
+	}
+	status, _, _ := precache.Condition(s.precache.states)
+	return status == metav1.ConditionFalse
 }
 
 func setSelectionConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
@@ -114,7 +129,8 @@ func setSelectionConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope)
 		return
 	}
 	setCondition(st, gen, ranv1alpha1.ConditionValidated, metav1.ConditionTrue, ranv1alpha1.ReasonValidationCompleted,
-		fmt.Sprintf("%d managed policies resolved; %d clusters in %d batches", len(s.roots), s.plan.Clusters(), len(s.plan.Batches)))
+		fmt.Sprintf("%s resolved; %s in %s", count(len(s.roots), "managed policy", "managed policies"),
+			count(s.plan.Clusters(), "cluster", "clusters"), count(len(s.plan.Batches), "batch", "batches")))
 }
 
 func setRolloutConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, d rollout.Decision) {
@@ -222,4 +238,12 @@ func managedCluster(name string) *metav1.PartialObjectMetadata {
 	mc := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	mc.SetGroupVersionKind(clusteractions.ManagedClusterGVK)
 	return mc
+}
+
+// count writes n and the noun in the number n takes.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

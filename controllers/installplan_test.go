@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	. "github.com/onsi/gomega/gstruct"
 	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -138,6 +139,10 @@ var _ = Describe("InstallPlan approval", func() {
 
 		cgu := newCGU("cgu-installplan", "upgrade", clusters, 1, p.Name)
 		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.ManagedPoliciesContent", HaveKeyWithValue(p.Name,
+			MatchJSON(`[{"kind":"Subscription","name":"`+olmPkg+`","apiVersion":"operators.coreos.com/v1alpha1","namespace":"`+olmNS+`"}]`))),
+			"TALM's managedPoliciesContent lists the policy's Subscriptions")
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.RemediationPlan).To(Equal([][]string{{clusters[0]}, {clusters[1]}, {clusters[2]}}))
 		enable(ctx, cgu)
 
 		By("batch 1: the first cluster's plan is approved and installs; the later batches' plans wait")
@@ -150,6 +155,10 @@ var _ = Describe("InstallPlan approval", func() {
 		Expect(actionsOf(ctx, cgu)(Default)).To(Equal([]string{clusters[0]}))
 		Expect(olmString(clusters[1], sim.SubscriptionGVK, olmPkg, "status", "installedCSV")(Default)).To(Equal(csvFrom))
 		Expect(fleet.Stored(ctx, cgu)(Default).Status.CurrentBatch.Index).To(Equal(1), "still batch 1 while its cluster installs")
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.Status).To(And(HaveField("CurrentBatch", 1),
+			HaveField("CurrentBatchRemediationProgress", HaveKeyWithValue(clusters[0], PointTo(And(
+				HaveField("State", ranv1alpha1.RemediationInProgress), HaveField("PolicyIndex", PointTo(Equal(0)))))))))
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, validated, "Progressing True InProgress"}))
 
 		By("the install completes: each later batch gets its plan approved in turn, and the rollout completes")
 		release(clusters[0])
@@ -160,6 +169,8 @@ var _ = Describe("InstallPlan approval", func() {
 			Expect(olmString(c, sim.ClusterServiceVersionGVK, csvTo, "status", "phase")(Default)).To(Equal(sim.CSVPhaseSucceeded), c)
 		}
 		Expect(fleet.Stored(ctx, cgu)(Default).Status.Counts).To(HaveField("Completed", 3))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{
+			{Name: clusters[0], State: "complete"}, {Name: clusters[1], State: "complete"}, {Name: clusters[2], State: "complete"}}))
 		Eventually(events(ctx, cgu)).WithTimeout(settle).Should(HaveKeyWithValue(controllers.EventInstallPlanApproved, 3))
 		Eventually(viewsOf(ctx, cgu)).WithTimeout(settle).Should(BeEmpty(), "deleted with the rollout's objects")
 		Eventually(actionsOf(ctx, cgu)).WithTimeout(settle).Should(BeEmpty())
@@ -185,6 +196,9 @@ var _ = Describe("InstallPlan approval", func() {
 		advance(ctx, 61*time.Minute, cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateTimedOut))
 		Expect(fleet.Stored(ctx, cgu)(Default).Status.Counts).To(HaveField("TimedOut", 1))
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal(timedOut))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{{Name: clusters[0], State: "timedout",
+			CurrentPolicy: &ranv1alpha1.PolicyStatus{Name: p.Name, Status: "NonCompliant"}}}))
 		Expect(planState(clusters[0], plan)(Default)).To(Equal(waitingForApproval))
 		Expect(olmString(clusters[0], sim.SubscriptionGVK, olmPkg, "status", "installedCSV")(Default)).To(Equal(csvFrom))
 		Expect(events(ctx, cgu)(Default)).NotTo(HaveKey(controllers.EventInstallPlanApproved))

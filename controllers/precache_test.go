@@ -15,6 +15,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/precache/pull"
 	"github.com/cgu-operator/cgu-operator/pkg/precache/pull/pulltest"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 	"github.com/cgu-operator/cgu-operator/tests/world/graphserver"
@@ -131,6 +132,19 @@ var _ = Describe("Pre-caching", func() {
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(harness.PrecacheTimeout + settle).Should(
 			HaveField("Status.Precaching.Counts", And(HaveKeyWithValue("Succeeded", 1), HaveKeyWithValue("Timeout", 1))))
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)(Default)).To(HaveField("Reason", ranv1alpha1.ReasonPartiallyDone))
+
+		By("TALM's view of a partial pre-caching, then of the rollout it leaves")
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated,
+			"PrecacheSpecValid True PrecacheSpecIsWellFormed", "PrecachingSuceeded True PartiallyDone", "Progressing False NotEnabled"}))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.Precaching.Status).To(Equal(map[string]string{
+			clusters[0]: "Succeeded", clusters[1]: "PrecacheTimeout"}))
+		stall(clusters[0])
+		enable(ctx, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated,
+			"PrecacheSpecValid True PrecacheSpecIsWellFormed", "PrecachingSuceeded True PartiallyDone", "Progressing True InProgress"}))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.RemediationPlan).To(Equal([][]string{clusters[:1]}), "the cluster that timed out is left out")
+		unstall(clusters[0])
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
 	})
 
 	It("cannot start when pre-caching failed on every cluster", func(ctx SpecContext) {
@@ -152,6 +166,11 @@ var _ = Describe("Pre-caching", func() {
 			HaveField("Status.Message", ContainSubstring("Pre-caching failed or timed out on all 2 clusters")),
 		))
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)(Default)).To(HaveField("Reason", ranv1alpha1.ReasonPrecachingFailed))
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, validated,
+			"PrecacheSpecValid True PrecacheSpecIsWellFormed", "PrecachingSuceeded False Failed"}), "the spec stays valid; no Progressing, as TALM")
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.RemediationPlan).To(Equal([][]string{clusters}), "the plan stays on show")
+		Eventually(talmEvents(ctx, cgu)).Should(And(HaveKeyWithValue(talm.ActionOnHoldDueToPrecachingFailures, 1),
+			Not(HaveKey(talm.ActionOnHoldDueToValidationFailure))))
 	})
 })
 

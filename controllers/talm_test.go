@@ -39,6 +39,18 @@ const (
 	validated = "Validated True ValidationCompleted"
 )
 
+// timeoutZero sets the CGU's timeout to 0, as TALM users stop a rollout. It sends a merge
+// patch, as `oc patch` does: the Go type omits a zero timeout, which the API server would
+// default back to 240.
+func timeoutZero(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
+	GinkgoHelper()
+	Expect(hub.Client.Patch(ctx, fleet.Stored(ctx, cgu)(Default),
+		client.RawPatch(types.MergePatchType, []byte(`{"spec":{"remediationStrategy":{"timeout":0}}}`)))).To(Succeed())
+}
+
+// timedOut matches TALM's conditions of a rollout that timed out.
+var timedOut = []string{selected, validated, "Progressing False TimedOut", "Succeeded False TimedOut"}
+
 var _ = Describe("TALM's status contract", func() {
 	It("shows an upgrade as TALM does: a cluster compliant from the start, batches, a timeout lowered to 0", func(ctx SpecContext) {
 		By("three clusters, the third already on " + to + ", and a policy upgrading them")
@@ -49,7 +61,7 @@ var _ = Describe("TALM's status contract", func() {
 		})
 		Expect(err).NotTo(HaveOccurred())
 		clusters, done := all[:2], all[2:]
-		Expect(simulator.Mutate(done[0], askedFor(to))).To(Succeed()) // upgraded earlier
+		Expect(simulator.Mutate(done[0], upgradedEarlier())).To(Succeed())
 		p := placeUpgradePolicy(ctx, "talmup", 3)
 		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveKeyWithValue(done[0], policyv1.Compliant))
 
@@ -96,13 +108,8 @@ var _ = Describe("TALM's status contract", func() {
 		Expect(clusterLabels(ctx, clusters[1])(Default)).To(HaveKey("ztp-running"))
 
 		By("lowering the timeout to 0, as TALM users stop a rollout")
-		// A merge patch, as `oc patch` sends it: the Go type omits a zero timeout, which the
-		// API server would default back to 240.
-		Expect(hub.Client.Patch(ctx, fleet.Stored(ctx, cgu)(Default),
-			client.RawPatch(types.MergePatchType, []byte(`{"spec":{"remediationStrategy":{"timeout":0}}}`)))).To(Succeed())
-		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{
-			selected, validated, "Progressing False TimedOut", "Succeeded False TimedOut",
-		}))
+		timeoutZero(ctx, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal(timedOut))
 		ended := fleet.Stored(ctx, cgu)(Default).Status
 		Expect(ended.State).To(Equal(ranv1alpha1.StateTimedOut))
 		Expect(ended.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{
@@ -160,6 +167,38 @@ var _ = Describe("TALM's status contract", func() {
 		st := fleet.Stored(ctx, only)(Default).Status
 		Expect(st.RemediationPlan).To(BeEmpty())
 		Expect(st.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{{Name: clusters[0], State: "complete"}, {Name: clusters[1], State: "complete"}}))
+	})
+
+	It("completes at once a rollout whose clusters all comply, asking neither pre-caching nor backup of them", func(ctx SpecContext) {
+		clusters, err := fleet.JoinFleetWith(ctx, "talmstarts", 1, func(s *sim.SpokeSpec) { s.Version = harness.To })
+		Expect(err).NotTo(HaveOccurred())
+		Expect(simulator.Mutate(clusters[0], upgradedEarlier())).To(Succeed())
+		p := placeUpgradePolicy(ctx, "talmstarts", 1)
+		channel := placeObjectPolicy(ctx, "talmstarts", "talmstarts-channel", map[string]any{
+			"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion", "metadata": map[string]any{"name": "version"},
+			"spec": map[string]any{"channel": harness.Channel},
+		})
+		for _, name := range []string{p.Name, channel.Name} {
+			Eventually(rootCompliance(ctx, name)).WithTimeout(settle).Should(HaveKeyWithValue(clusters[0], policyv1.Compliant))
+		}
+
+		cgu := newCGU("cgu-talmstarts", "starts-complete", clusters, 1, p.Name, channel.Name)
+		cgu.Spec.Backup, cgu.Spec.PreCaching = true, true
+		cgu.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-done": ""}}}
+		fleet.MustCreate(ctx, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
+		st := fleet.Stored(ctx, cgu)(Default).Status
+		Expect(st.ManagedPoliciesCompliantBeforeUpgrade).To(Equal([]string{channel.Name}))
+		Expect(st.ManagedPoliciesForUpgrade).To(ConsistOf(HaveField("Name", p.Name)), "a policy stating an object's status is never skipped, as in TALM")
+		Expect(st.RemediationPlan).To(BeEmpty())
+		Expect(st.Precaching).To(BeNil(), "nothing to pre-cache")
+
+		enable(ctx, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{
+			selected, validated, "Progressing False Completed", "Succeeded True Completed",
+		}))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{{Name: clusters[0], State: "complete"}}))
+		Expect(clusterLabels(ctx, clusters[0])(Default)).To(HaveKey("ztp-done"))
 	})
 
 	It("answers a dependency order and a backup as TALM does", func(ctx SpecContext) {
@@ -233,7 +272,7 @@ var _ = Describe("TALM's blocking-mechanisms scenario", func() {
 		})
 		Expect(err).NotTo(HaveOccurred())
 		for _, c := range all[:2] {
-			Expect(simulator.Mutate(c, askedFor(to))).To(Succeed()) // upgraded earlier
+			Expect(simulator.Mutate(c, upgradedEarlier())).To(Succeed())
 		}
 		p := placeUpgradePolicy(ctx, "talmblk", 3)
 		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(And(
@@ -285,6 +324,13 @@ var _ = Describe("TALM's cluster-selector and duplicated-managed-policy-name sce
 		st := fleet.Stored(ctx, cgu)(Default).Status
 		Expect(st.RemediationPlan).To(Equal([][]string{{clusters[2], clusters[0]}, {clusters[1], clusters[3]}}))
 		Expect(st.ComputedMaxConcurrency).To(Equal(2))
+
+		By("maxConcurrency above the clusters selected: computed down to them (TALM's adjust-max-concurrency)")
+		adjusted := newCGU("cgu-talmsel", "adjusted", clusters[:1], 3, p.Name)
+		fleet.MustCreate(ctx, adjusted)
+		Eventually(talmConditions(ctx, adjusted)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
+		Expect(fleet.Stored(ctx, adjusted)(Default).Status).To(And(HaveField("ComputedMaxConcurrency", 1),
+			HaveField("RemediationPlan", Equal([][]string{clusters[:1]})), HaveField("Status", ranv1alpha1.UpgradeStatus{})))
 	})
 
 	It("refuses a managed policy name found in two namespaces, then goes on once it is unique", func(ctx SpecContext) {
@@ -317,12 +363,7 @@ var _ = Describe("TALM's soaking scenario", func() {
 	It("keeps a compliant cluster on its policy, with firstCompliantAt, until the soak ends, then completes with ztp-done", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "talmsoak", 1)
 		p := placeUpgradePolicy(ctx, "talmsoak", 1)
-		Eventually(func(g Gomega) {
-			cur := p.DeepCopy()
-			g.Expect(hub.Client.Get(ctx, keyOf(p), cur)).To(Succeed())
-			cur.Annotations = map[string]string{"ran.openshift.io/soak-seconds": "5"}
-			g.Expect(hub.Client.Update(ctx, cur)).To(Succeed())
-		}).Should(Succeed())
+		setSoak(ctx, p, 5*time.Second)
 		cgu := newCGU("cgu-talmsoak", "soaking", clusters, 1, p.Name)
 		cgu.Spec.Actions = ranv1alpha1.Actions{
 			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-running": ""}}},
@@ -347,5 +388,56 @@ var _ = Describe("TALM's soaking scenario", func() {
 		Expect(st.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{{Name: clusters[0], State: "complete"}}))
 		Expect(st.Status.CurrentBatch).To(BeZero())
 		Expect(clusterLabels(ctx, clusters[0])(Default)).To(And(HaveKey("ztp-done"), Not(HaveKey("ztp-running"))))
+	})
+})
+
+var _ = Describe("TALM's partial batch timeout scenario", func() {
+	It("moves each cluster of a batch through the policies by policyIndex, and times out the one left when the timeout drops to 0", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "talmpart", 2)
+		up := placeUpgradePolicy(ctx, "talmpart", 2)
+		config := placeObjectPolicy(ctx, "talmpart", "talmpart-config", map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "release", "namespace": "talmpart"},
+			"data": map[string]any{"version": harness.To},
+		})
+		Eventually(rootCompliance(ctx, config.Name)).WithTimeout(settle).Should(Equal(map[string]policyv1.ComplianceState{
+			clusters[0]: policyv1.NonCompliant, clusters[1]: policyv1.NonCompliant}))
+		withNamespace("talmpart", clusters[0]) // the second cluster's ConfigMap cannot be made: no namespace
+
+		cgu := newCGU("cgu-talmpart", "upgrade", clusters, 2, up.Name, config.Name)
+		cgu.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-done": ""}}}
+		enableOnCreate(cgu)
+		fleet.MustCreate(ctx, cgu)
+
+		By("the first cluster completes both policies; the second stays on the second one")
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(2 * settle).Should(And(
+			HaveField("Status.Status.CurrentBatch", 1),
+			HaveField("Status.Status.CurrentBatchRemediationProgress", And(
+				HaveKeyWithValue(clusters[0], PointTo(And(HaveField("State", ranv1alpha1.RemediationCompleted), HaveField("PolicyIndex", BeNil())))),
+				HaveKeyWithValue(clusters[1], PointTo(And(HaveField("State", ranv1alpha1.RemediationInProgress), HaveField("PolicyIndex", PointTo(Equal(1)))))),
+			)),
+			HaveField("Status.Clusters", Equal([]ranv1alpha1.ClusterFinalState{{Name: clusters[0], State: "complete"}})),
+		))
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, validated, "Progressing True InProgress"}))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.ManagedPoliciesForUpgrade).To(HaveExactElements(
+			HaveField("Name", up.Name), HaveField("Name", config.Name)), "in the spec's order")
+		Expect(version(clusters[1])(Default)).To(Equal(to), "its first policy is done")
+		Expect(clusterLabels(ctx, clusters[0])(Default)).To(HaveKey("ztp-done"))
+
+		By("timeout 0: the batch times out with the second cluster on the second policy")
+		timeoutZero(ctx, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal(timedOut))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{
+			{Name: clusters[0], State: "complete"},
+			{Name: clusters[1], State: "timedout", CurrentPolicy: &ranv1alpha1.PolicyStatus{Name: config.Name, Status: "NonCompliant"}},
+		}))
+		Expect(clusterLabels(ctx, clusters[1])(Default)).NotTo(HaveKey("ztp-done"))
+		Eventually(talmEvents(ctx, cgu)).Should(Equal(map[string]int{
+			talm.ActionBuildingRemediationPlan: 1, talm.ActionRemediationStarted: 1, talm.ActionBatchStarted: 1,
+			talm.ActionClusterStarted: 2, talm.ActionClusterCompleted: 1, talm.ActionClusterTimeout: 1,
+			talm.ActionBatchTimeout: 1, talm.ActionRemediationTimeout: 1,
+		}))
+		Expect(talmEventsOf(ctx, cgu, talm.ActionBatchTimeout)(Default)[0].Annotations).To(And(
+			HaveKeyWithValue(talm.AnnotationEventType, talm.EventTypeBatch), HaveKeyWithValue(talm.AnnotationTimedOutClusters, clusters[1])))
+		Eventually(enforcedOn(ctx, cgu, config.Name)).WithTimeout(settle).Should(BeEmpty())
 	})
 })

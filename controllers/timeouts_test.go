@@ -1,11 +1,14 @@
 package controllers_test
 
 import (
+	"context"
 	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	. "github.com/onsi/gomega/gstruct"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
@@ -36,6 +39,17 @@ func soaking(index int, cluster, policy string) OmegaMatcher {
 	)
 }
 
+// setSoak sets the soak annotation of a managed policy.
+func setSoak(ctx context.Context, p *policyv1.Policy, soak time.Duration) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		cur := p.DeepCopy()
+		g.Expect(hub.Client.Get(ctx, keyOf(p), cur)).To(Succeed())
+		cur.Annotations = map[string]string{"ran.openshift.io/soak-seconds": strconv.Itoa(int(soak.Seconds()))}
+		g.Expect(hub.Client.Update(ctx, cur)).To(Succeed())
+	}).Should(Succeed())
+}
+
 var _ = Describe("Timeouts", func() {
 	It("Continue: a timed-out batch lets the next one start, stops enforcing on the late cluster, and the rollout ends TimedOut", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "cont", 4)
@@ -54,9 +68,24 @@ var _ = Describe("Timeouts", func() {
 		Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(Equal([]string{clusters[0]}))
 		Expect(desired(clusters[2])(Default)).To(BeEmpty(), "batch 2 has not started")
 
-		By("past the batch deadline")
+		By("past the batch deadline, batch 2 runs while the late cluster is listed timedout, as TALM shows it")
+		stall(clusters[2])
 		advance(ctx, 31*time.Minute, cgu)
+		lateOne := ranv1alpha1.ClusterFinalState{Name: clusters[0], State: "timedout",
+			CurrentPolicy: &ranv1alpha1.PolicyStatus{Name: p.Name, Status: "NonCompliant"}}
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
+			HaveField("Status.Status.CurrentBatch", 2),
+			HaveField("Status.Clusters", Equal([]ranv1alpha1.ClusterFinalState{{Name: clusters[1], State: "complete"}, lateOne})),
+			HaveField("Status.Status.CurrentBatchRemediationProgress", HaveKeyWithValue(clusters[2],
+				PointTo(HaveField("State", ranv1alpha1.RemediationInProgress)))),
+		))
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, validated, "Progressing True InProgress"}))
+		unstall(clusters[2])
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateTimedOut))
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal(timedOut))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.Clusters).To(ConsistOf(
+			ranv1alpha1.ClusterFinalState{Name: clusters[1], State: "complete"}, lateOne,
+			ranv1alpha1.ClusterFinalState{Name: clusters[2], State: "complete"}, ranv1alpha1.ClusterFinalState{Name: clusters[3], State: "complete"}))
 		Expect(version(clusters[2])(Default)).To(Equal(to))
 		Expect(version(clusters[3])(Default)).To(Equal(to))
 		Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(BeEmpty())
@@ -105,12 +134,22 @@ var _ = Describe("Timeouts", func() {
 		enable(ctx, cgu)
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(firstBatchShows(clusters[2], ranv1alpha1.ClusterInProgress))
 
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.RemediationPlan).To(Equal([][]string{{clusters[2]}, {clusters[0], clusters[1]}}))
+
 		advance(ctx, 31*time.Minute, cgu)
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
 			HaveField("Status.State", ranv1alpha1.StateTimedOut),
 			HaveField("Status.Message", HavePrefix("Canary batch 1 timed out; cluster "+clusters[2]+" is not compliant yet")),
 		))
 		Consistently(desired(clusters[0])).WithTimeout(2 * time.Second).Should(BeEmpty())
+		By("TALM's view: TimedOut, the canary listed timedout, the other batches never started")
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal(timedOut))
+		ended := fleet.Stored(ctx, cgu)(Default).Status
+		Expect(ended.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{{Name: clusters[2], State: "timedout",
+			CurrentPolicy: &ranv1alpha1.PolicyStatus{Name: p.Name, Status: "NonCompliant"}}}))
+		Expect(ended.Status.CurrentBatch).To(BeZero())
+		Eventually(talmEvents(ctx, cgu)).Should(And(HaveKeyWithValue(talm.ActionBatchStarted, 1),
+			HaveKeyWithValue(talm.ActionRemediationTimeout, 1), Not(HaveKey(talm.ActionRemediationCompleted))))
 	})
 
 	It("an overall timeout is followed by a late completion: the TimedOut rollout keeps watching", func(ctx SpecContext) {
@@ -140,12 +179,7 @@ var _ = Describe("Timeouts", func() {
 	It("honours the soak annotation: a cluster stays on a compliant policy for its soak before moving on", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "soak", 2)
 		p := placeUpgradePolicy(ctx, "soak", 2)
-		Eventually(func(g Gomega) {
-			cur := p.DeepCopy()
-			g.Expect(hub.Client.Get(ctx, keyOf(p), cur)).To(Succeed())
-			cur.Annotations = map[string]string{"ran.openshift.io/soak-seconds": strconv.Itoa(600)}
-			g.Expect(hub.Client.Update(ctx, cur)).To(Succeed())
-		}).Should(Succeed())
+		setSoak(ctx, p, 10*time.Minute)
 		cgu := newCGU("cgu-soak", "upgrade", clusters, 1, p.Name)
 		fleet.MustCreate(ctx, cgu)
 		enable(ctx, cgu)

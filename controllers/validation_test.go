@@ -18,16 +18,16 @@ import (
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
 
-// askedFor sets a simulated ClusterVersion's spec.desiredUpdate to version, as an earlier
-// upgrade left it.
-func askedFor(version string) func(configpolicy.Store) error {
+// upgradedEarlier sets a simulated ClusterVersion's spec.desiredUpdate to the target
+// version, as an earlier upgrade to it left it.
+func upgradedEarlier() func(configpolicy.Store) error {
 	return func(objects configpolicy.Store) error {
 		cv, err := objects.Get(configv1.GroupVersion.WithKind("ClusterVersion"), "", "version")
 		if err != nil {
 			return err
 		}
 		cv = cv.DeepCopy()
-		if err := unstructured.SetNestedField(cv.Object, version, "spec", "desiredUpdate", "version"); err != nil {
+		if err := unstructured.SetNestedField(cv.Object, to, "spec", "desiredUpdate", "version"); err != nil {
 			return err
 		}
 		return objects.Update(cv)
@@ -84,7 +84,7 @@ var _ = Describe("Selection and validation", func() {
 		clusters := joinFleet(ctx, "edit", 3)
 		Expect(hub.AddClusters(ctx, world.Cluster{Name: "edit-done", Labels: map[string]string{"fleet": "edit"}})).To(Succeed())
 		Expect(simulator.AddSpokes(sim.SpokeSpec{Name: "edit-done", Version: to, Channel: "stable-4.16"})).To(Succeed())
-		Expect(simulator.Mutate("edit-done", askedFor(to))).To(Succeed()) // upgraded earlier
+		Expect(simulator.Mutate("edit-done", upgradedEarlier())).To(Succeed())
 		p := placeUpgradePolicy(ctx, "edit", 4)
 		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveKeyWithValue("edit-done", policyv1.Compliant))
 

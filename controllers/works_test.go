@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	. "github.com/onsi/gomega/gstruct"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -207,6 +208,14 @@ var _ = Describe("ManifestWork rollouts", func() {
 		Expect(workOf(ctx, cgu, manifestwork.RoleStep, "prep", later)(Default)).To(BeNil(), "a cluster of the next batch is not touched")
 		Expect(workOf(ctx, cgu, manifestwork.RoleStep, "finalize", passes)(Default)).To(BeNil(), "the next step waits for the Job")
 		Expect(recorded(ctx, cgu)(Default)).To(ContainElement(progressOf(passes, ranv1alpha1.ClusterInProgress, "")))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status).To(And(
+			HaveField("Status.CurrentBatch", 1),
+			HaveField("Status.CurrentBatchRemediationProgress", HaveKeyWithValue(passes, PointTo(And(
+				HaveField("State", ranv1alpha1.RemediationInProgress), HaveField("ManifestWorkIndex", PointTo(Equal(0))))))),
+			HaveField("SafeResourceNames", And(HaveKey("/"+ns+".prep"), HaveKey("/"+ns+".finalize"))),
+			HaveField("RemediationPlan", Equal([][]string{{passes, fails}, {later}})),
+		), "TALM's view of a ManifestWork rollout")
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, validated, "Progressing True InProgress"}))
 
 		By("a succeeded Job moves its cluster to the next step; a failed one fails its cluster")
 		jobs.release(passes, "backup", sim.JobSucceeded("backed up"))
@@ -216,6 +225,8 @@ var _ = Describe("ManifestWork rollouts", func() {
 			progressOf(passes, ranv1alpha1.ClusterCompleted, ""),
 			progressOf(fails, ranv1alpha1.ClusterFailed, manifestwork.ReasonManifestWorkDegraded)))
 		Expect(workOf(ctx, cgu, manifestwork.RoleStep, "finalize", fails)(Default)).To(BeNil(), "a failed cluster goes no further")
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Clusters",
+			ContainElement(ranv1alpha1.ClusterFinalState{Name: passes, State: "complete"})))
 		Expect(spokeObject(passes, configMapGVK, "upgrade-finalized")(Default)).NotTo(BeNil())
 
 		By("the second batch runs once the first is done")
@@ -225,6 +236,9 @@ var _ = Describe("ManifestWork rollouts", func() {
 		final := fleet.Stored(ctx, cgu)(Default)
 		Expect(final.Status.Counts).To(And(HaveField("Completed", 2), HaveField("Failed", 1)))
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionSucceeded)(Default)).To(HaveField("Reason", ranv1alpha1.ReasonClustersFailed))
+		Expect(final.Status.Clusters).To(ConsistOf(
+			ranv1alpha1.ClusterFinalState{Name: passes, State: "complete"}, ranv1alpha1.ClusterFinalState{Name: later, State: "complete"},
+			ranv1alpha1.ClusterFinalState{Name: fails, State: "failed", CurrentManifestWork: &ranv1alpha1.ManifestWorkStatus{Name: "prep"}}))
 
 		By("deleting the rollout deletes its ManifestWorks, and the work agents what they applied")
 		Expect(ownedWorks(ctx, cgu)(Default)).To(Equal(5))
@@ -290,6 +304,30 @@ var _ = Describe("ManifestWork rollouts", func() {
 		Expect(spokeObject(good, jobGVK, "smoke-test")(Default)).NotTo(BeNil())
 	})
 
+	It("time a step out when the timeout drops to 0, naming the ManifestWork the cluster was on", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "mwtimeout", 1)
+		const ns = "cgu-mwtimeout"
+		prep := sampleTemplates("clustergroupupgrade-upgrade-actions.yaml", ns)["backup"]
+		prep.Name = "prep"
+		createTemplates(ctx, ns, prep)
+		withNamespace(hooksNamespace, clusters...)
+		jobs.gate(clusters[0], "backup")
+		cgu := newCGU(ns, "steps", clusters, 1)
+		cgu.Spec.ManifestWorkTemplates = []string{"prep"}
+		enableOnCreate(cgu)
+		fleet.MustCreate(ctx, cgu)
+
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Status.CurrentBatchRemediationProgress",
+			HaveKeyWithValue(clusters[0], PointTo(And(HaveField("State", ranv1alpha1.RemediationInProgress), HaveField("ManifestWorkIndex", PointTo(Equal(0))))))))
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, validated, "Progressing True InProgress"}))
+
+		timeoutZero(ctx, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal(timedOut))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{
+			{Name: clusters[0], State: "timedout", CurrentManifestWork: &ranv1alpha1.ManifestWorkStatus{Name: "prep"}}}))
+		jobs.release(clusters[0], "backup", sim.JobSucceeded("late"))
+	})
+
 	It("refuse to start with a missing template or an unreadable expected feedback", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "mwinvalid", 1)
 		const ns = "cgu-mwinvalid"
@@ -305,6 +343,7 @@ var _ = Describe("ManifestWork rollouts", func() {
 			Eventually(condition(ctx, cgu, ranv1alpha1.ConditionValidated)).WithTimeout(settle).Should(And(Not(BeNil()),
 				HaveField("Reason", reason), HaveField("Message", ContainSubstring(says))))
 			Expect(state(ctx, cgu)(Default)).To(Equal(ranv1alpha1.StateCannotStart))
+			Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, "Validated False " + reason}), "no Progressing, as TALM")
 			Expect(ownedWorks(ctx, cgu)(Default)).To(BeZero())
 		}
 		refused("missing", func(s *ranv1alpha1.ClusterGroupUpgradeSpec) { s.PreUpgradeActions = []string{"nowhere"} },

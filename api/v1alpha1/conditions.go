@@ -115,8 +115,9 @@ const (
 	// ReasonPrecachingInProgress (Progressing=False, state NotStarted): an enabled rollout
 	// waits for pre-caching to end on every cluster before it starts.
 	ReasonPrecachingInProgress = "PrecachingInProgress"
-	// ReasonPrecachingFailedEverywhere (Progressing=False, state CannotStart): pre-caching
-	// failed or timed out on every cluster, so no cluster is left to upgrade.
+	// ReasonPrecachingFailedEverywhere (state CannotStart; as in TALM no Progressing
+	// condition is written then, and PrecachingSuceeded=False Failed stands last):
+	// pre-caching failed or timed out on every cluster, so no cluster is left to upgrade.
 	ReasonPrecachingFailedEverywhere = "PrecachingFailed"
 
 	// ReasonNotEnabled (Progressing=False): spec.enable is false.

@@ -142,8 +142,9 @@ type derivation struct {
 	in      Input
 	cfg     ranv1alpha1.PreCachingConfigSpec
 	problem *problem
-	// packagesFrom says where the packages came from, for messages.
-	packagesFrom string
+	// packagesFrom and indexesFrom say where the packages and the indexes came from, for
+	// messages.
+	packagesFrom, indexesFrom string
 }
 
 // fail records p unless a problem was found before.
@@ -311,6 +312,7 @@ func (d *derivation) packages(ops []operatorObject) []string {
 // indexes returns the catalog index images to pre-cache.
 func (d *derivation) indexes(ops []operatorObject) []string {
 	if o := clean(d.cfg.Overrides.OperatorsIndexes); len(o) > 0 {
+		d.indexesFrom = "overrides.operatorsIndexes of the PreCachingConfig"
 		return o
 	}
 	var out []string
@@ -324,6 +326,9 @@ func (d *derivation) indexes(ops []operatorObject) []string {
 			continue
 		}
 		// A CatalogSource without an image (a gRPC address, a ConfigMap) has no index to pull.
+		if d.indexesFrom == "" && o.image != "" {
+			d.indexesFrom = "policy " + o.policy
+		}
 		out = append(out, o.image)
 	}
 	return clean(out)
@@ -420,11 +425,16 @@ func (d *derivation) checkReferences(spec ranv1alpha1.PrecachingSpec) {
 	}
 }
 
-// checkContent checks that operators come with an index and that there is something to pull.
+// checkContent checks that operators come with an index, an index with operators (as TALM
+// does: an index alone names nothing to pull from it), and that there is something to pull.
 func (d *derivation) checkContent(spec ranv1alpha1.PrecachingSpec) {
 	if len(spec.OperatorsPackagesAndChannels) > 0 && len(spec.OperatorsIndexes) == 0 {
 		d.fail(incomplete("Operators to pre-cache come from %s, but no catalog index image: no managed policy has a "+
 			"CatalogSource with spec.image and the PreCachingConfig sets no overrides.operatorsIndexes", d.packagesFrom))
+	}
+	if len(spec.OperatorsIndexes) > 0 && len(spec.OperatorsPackagesAndChannels) == 0 {
+		d.fail(incomplete("A catalog index image comes from %s, but no operator package: no managed policy has a "+
+			"Subscription and the PreCachingConfig sets no overrides.operatorsPackagesAndChannels", d.indexesFrom))
 	}
 	if spec.PlatformImage == "" && len(spec.OperatorsPackagesAndChannels) == 0 && len(spec.OperatorsIndexes) == 0 &&
 		len(spec.AdditionalImages) == 0 {

@@ -268,10 +268,10 @@ func TestDerive(t *testing.T) {
 				OperatorsPackagesAndChannels: []string{"ptp-operator:stable", "local-storage-operator:", "ptp-operator:4.14"}},
 		},
 		"a Subscription of another group is not an operator": {
-			in: precache.Input{Policies: []*policyv1.Policy{policy("apps", catalogSource(index),
+			in: precache.Input{Policies: []*policyv1.Policy{policy("apps", catalogSource(index), subscription("ptp-operator", "stable"),
 				map[string]any{"apiVersion": "apps.open-cluster-management.io/v1", "kind": "Subscription",
 					"spec": map[string]any{"name": "app", "channel": "ns/channel"}})}},
-			want: ranv1alpha1.PrecachingSpec{OperatorsIndexes: []string{index}},
+			want: ranv1alpha1.PrecachingSpec{OperatorsIndexes: []string{index}, OperatorsPackagesAndChannels: []string{"ptp-operator:stable"}},
 		},
 		"overrides replace the packages and indexes of the policies": {
 			in: precache.Input{Policies: []*policyv1.Policy{operators, policy("templated", subscription("{{hub .ManagedClusterName hub}}", ""))},
@@ -307,9 +307,11 @@ func TestDerive(t *testing.T) {
 			wantMessage: "Operators to pre-cache come from overrides.operatorsPackagesAndChannels of the PreCachingConfig, but no catalog index image",
 			want:        ranv1alpha1.PrecachingSpec{OperatorsPackagesAndChannels: []string{"ptp-operator:stable"}},
 		},
-		"an index without packages is something to pre-cache": {
-			in:   precache.Input{Policies: []*policyv1.Policy{policy("catalogs", catalogSource(index))}},
-			want: ranv1alpha1.PrecachingSpec{OperatorsIndexes: []string{index}},
+		"an index without packages, as TALM's missing-Subscription-policy scenario": {
+			in:          precache.Input{Policies: []*policyv1.Policy{policy("catalogs", catalogSource(index))}},
+			wantReason:  ranv1alpha1.ReasonPrecacheSpecIncomplete,
+			wantMessage: "A catalog index image comes from policy catalogs, but no operator package",
+			want:        ranv1alpha1.PrecachingSpec{OperatorsIndexes: []string{index}},
 		},
 		"a templated Subscription channel": {
 			in: precache.Input{Policies: []*policyv1.Policy{policy("ptp", catalogSource(index),
