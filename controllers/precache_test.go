@@ -175,18 +175,41 @@ var _ = Describe("Pre-caching", func() {
 })
 
 var _ = Describe("Pre-caching as TALM derives it", func() {
-	It("takes the release of a ClusterVersion policy with version and channel from the update graph", func(ctx SpecContext) {
+	It("pre-caches on every cluster the release a ClusterVersion policy's version and channel resolve to through the update graph", func(ctx SpecContext) {
+		f := pulltest.NewFixture(GinkgoT())
+		By("a channel of the update service whose release " + to + " is the test registry's")
+		const channel = "precache-e2e-4.16"
+		g, err := graphserver.NewGraph(channel).Edge(harness.From, to).Build()
+		Expect(err).NotTo(HaveOccurred())
+		for i := range g.Nodes {
+			if g.Nodes[i].Version == to {
+				g.Nodes[i].Payload = f.Release
+			}
+		}
+		Expect(fleet.Graphs.SetGraph(channel, g)).To(Succeed())
+		DeferCleanup(fleet.Graphs.RemoveChannel, channel)
+
 		clusters := joinFleet(ctx, "derive", 2)
 		cv := world.ClusterVersionUpdated(to)
-		cv["spec"].(map[string]any)["channel"] = harness.Channel // version and channel, no image
+		cv["spec"].(map[string]any)["channel"] = channel // version and channel, no image
 		p := placeObjectPolicy(ctx, "derive", "derive-upgrade", cv)
 		cgu := newCGU("cgu-derive", "upgrade", clusters, 2, p.Name)
 		cgu.Spec.PreCaching = true
+		Expect(hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cgu.Namespace}})).To(Succeed())
+		Expect(hub.Client.Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: cgu.Namespace, Name: precache.OverridesConfigMap},
+			Data:       map[string]string{"precache.spaceRequired": "1Mi"},
+		})).To(Succeed())
 		fleet.MustCreate(ctx, cgu)
-		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Precaching.Spec",
-			PointTo(HaveField("PlatformImage", graphserver.Image(to)))))
-		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecacheSpecValid)(Default)).To(And(
-			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ranv1alpha1.ReasonPrecacheSpecIsWellFormed)))
+
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated,
+			"PrecacheSpecValid True PrecacheSpecIsWellFormed", "PrecachingSuceeded True PrecachingCompleted", "Progressing False NotEnabled"}))
+		st := fleet.Stored(ctx, cgu)(Default).Status
+		Expect(st.Precaching.Spec).To(PointTo(HaveField("PlatformImage", f.Release)))
+		Expect(st.Precaching.Status).To(Equal(map[string]string{clusters[0]: "Succeeded", clusters[1]: "Succeeded"}))
+		for _, c := range clusters {
+			Expect(cached(c)(Default)).To(ConsistOf(pulltest.Union([]string{f.Release}, f.ReleaseImages)), "the release payload on %s", c)
+		}
 	})
 
 	It("pre-caches the release a ClusterVersion policy names on every cluster, honouring the overrides ConfigMap with a warning", func(ctx SpecContext) {

@@ -59,11 +59,17 @@ func clustersMovedOn(old, cur []ranv1alpha1.ClusterProgress, batchSoak, shown bo
 }
 
 // movedOn reports whether a cluster's progress is the same, or that of an InProgress
-// cluster that started a later policy, or completed (unless batchSoak).
+// cluster that started a later policy, or completed (unless batchSoak). A completion not
+// written yet to the cluster's batch record is derived again by each reconcile, with its
+// own time: a status that already shows it completed differs only by that time, which is
+// the same progress.
 func movedOn(old, cur ranv1alpha1.ClusterProgress, batchSoak bool) bool {
 	switch {
 	case equality.Semantic.DeepEqual(old, cur):
 		return true
+	case old.State == ranv1alpha1.ClusterCompleted && cur.State == ranv1alpha1.ClusterCompleted && !batchSoak:
+		old.Since = cur.Since
+		return equality.Semantic.DeepEqual(old, cur)
 	case old.State != ranv1alpha1.ClusterInProgress || old.Reason != "" || cur.CompliantSince != nil:
 		return false
 	case cur.State == ranv1alpha1.ClusterCompleted:

@@ -121,6 +121,25 @@ func TestStatusProgressOnly(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", name, got, tc.want)
 		}
 	}
+	// A completion its batch record does not hold yet is derived again at each reconcile,
+	// with that reconcile's time; the status shows it completed at the time of its write.
+	shown := with(func(st *ranv1alpha1.ClusterGroupUpgradeStatus) {
+		st.Counts.InProgress, st.Counts.Completed = 1, 1
+		st.CurrentBatch.Clusters[0] = ranv1alpha1.ClusterProgress{Name: "a", State: ranv1alpha1.ClusterCompleted, Since: &t0}
+	})
+	again := shown.DeepCopy()
+	later := metav1.NewTime(t0.Add(400 * time.Millisecond))
+	again.CurrentBatch.Clusters[0].Since = &later
+	if !StatusProgressOnly(shown, again, false) {
+		t.Error("a completion derived again with a later time is only progress")
+	}
+	if StatusProgressOnly(shown, again, true) {
+		t.Error("a completion time a batch soak reads is not only progress")
+	}
+	again.CurrentBatch.Clusters[0].Reason = ranv1alpha1.ReasonVerifying
+	if StatusProgressOnly(shown, again, false) {
+		t.Error("a completed cluster with a new reason is not only progress")
+	}
 	if StatusProgressOnly(&ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotStarted}, &ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotStarted}, false) {
 		t.Error("a status without a current batch is never only progress")
 	}

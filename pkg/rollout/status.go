@@ -128,7 +128,10 @@ func Truncate(s string, limit int) string {
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
+// metaTime is t as the status stores it, to the second: a time derived again at each
+// reconcile (a batch's deadline, a fraction of the rollout's timeout) then equals the one
+// written, and does not make the status look changed.
 func metaTime(t time.Time) *metav1.Time {
-	mt := metav1.NewTime(t)
+	mt := metav1.NewTime(t).Rfc3339Copy()
 	return &mt
 }

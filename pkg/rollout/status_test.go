@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 )
@@ -48,6 +50,27 @@ func TestStatusOfARunningRollout(t *testing.T) {
 	// a1 started its first policy at 0; a2 moved to its second policy at 5m: a1 waits longest.
 	if cb.Clusters[0].Name != "a1" || cb.Clusters[1].Name != "a2" || cb.Clusters[0].State != ranv1alpha1.ClusterInProgress {
 		t.Fatalf("clusters %+v, want a1 then a2, in progress", cb.Clusters)
+	}
+}
+
+func TestStatusTimesAreStoredToTheSecond(t *testing.T) {
+	fl := newFleet(t, canaryAndTwo(), 2)
+	fl.f.Abort = false
+	d := fl.decide(1500 * time.Millisecond)
+	// A deadline derived again at each reconcile can fall inside a second (TALM's rule
+	// divides what is left of the timeout among the batches left).
+	d.BatchDeadline = d.BatchDeadline.Add(666 * time.Millisecond)
+	st := statusOf(d, fl.f.Plan)
+	raw, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored ranv1alpha1.ClusterGroupUpgradeStatus
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(st, stored) {
+		t.Errorf("the status derived differs from the status stored:\nderived %+v\nstored  %+v", st.CurrentBatch, stored.CurrentBatch)
 	}
 }
 

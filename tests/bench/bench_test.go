@@ -21,16 +21,16 @@ import (
 )
 
 // TestFleetRollout runs one fleet benchmark (BENCH_FLEET and the other variables of
-// configFromEnv; a 50-cluster smoke fleet without them): the floor driver on a fresh hub
-// world, then the operator on another fresh one, the same fleet on each, and logs a report
-// (appended to the file BENCH_OUT names too).
+// configFromEnv; a 50-cluster smoke fleet without them): each phase (the floor driver or the
+// operator, in Copy or Override mode: phaseKinds) on a fresh hub world of its own, the same
+// fleet on each, and logs a report (appended to the file BENCH_OUT names too).
 func TestFleetRollout(t *testing.T) {
 	c, smoke, err := configFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if smoke && testing.Short() {
-		t.Skip("the smoke fleet takes about a minute")
+		t.Skip("the smoke fleet takes a minute or two")
 	}
 	closeLogs, err := setLogs(os.Getenv("BENCH_LOG"))
 	if err != nil {
@@ -104,14 +104,39 @@ func requestTargets(rq requestCounts, clusters int) []error {
 	return errs
 }
 
+// phaseKind is what a phase runs: the floor driver or the operator, in an enforcement mode.
+type phaseKind struct {
+	operator bool
+	mode     ranv1alpha1.EnforcementMode
+	// floor is the floor phase of the same mode, that an operator phase is read against.
+	floor string
+}
+
+// overrideFloor is the Override-mode floor phase: no enforce copies, the least a rollout can
+// write on the hub, so the fastest any operator can be there. The report reads every
+// operator phase against it when it ran.
+const overrideFloor = "floor-override"
+
+// phaseKinds are the phases BENCH_PHASES may name.
+var phaseKinds = map[string]phaseKind{
+	"floor":             {mode: ranv1alpha1.EnforcementCopy},
+	"operator":          {operator: true, mode: ranv1alpha1.EnforcementCopy, floor: "floor"},
+	overrideFloor:       {mode: ranv1alpha1.EnforcementOverride},
+	"operator-override": {operator: true, mode: ranv1alpha1.EnforcementOverride, floor: overrideFloor},
+}
+
 // phaseResult holds what one phase measured.
 type phaseResult struct {
-	phase             string
-	joined, settled   time.Duration
-	batches           int
-	converged         time.Duration // rollout start to the last cluster done
-	completed         time.Duration // rollout start to the CGU Completed (operator)
-	switches          []time.Duration
+	phase           string
+	joined, settled time.Duration
+	batches         int
+	converged       time.Duration // rollout start to the last cluster done
+	completed       time.Duration // rollout start to the CGU Completed (operator)
+	switches        []time.Duration
+	// firstEnforced is the time from the rollout's start to its first cluster enforced, and
+	// batchTimes each batch's time from its first cluster enforced to its last done.
+	firstEnforced     time.Duration
+	batchTimes        []time.Duration
 	heapBase, rssBase uint64
 	heapPeak, rssPeak uint64
 	// heapLive is the heap after a collection at the end of the rollout, the hub world still
@@ -121,8 +146,11 @@ type phaseResult struct {
 	reconciles   map[string]int
 	reconcileP99 time.Duration
 	maxDepth     int
-	// operator is the operator process's own report (the operator phase).
+	// operator is the operator process's own report (the operator phases).
 	operator *childReport
+	// cpuStart is the CPU time of each process at the start of the rollout (cpuTimes), cpu
+	// what each used during it.
+	cpuStart, cpu map[string]time.Duration
 	// load is the 1-minute load average at the start and at the end of the rollout.
 	load     [2]string
 	clusters int
@@ -153,15 +181,12 @@ func runPhase(t *testing.T, c config, phase string, mem *memorySampler) phaseRes
 		return r
 	}
 	r.load[0] = loadAverage()
-	switch phase {
-	case "floor":
-		r.heapBase, r.rssBase = mem.reset()
-		r.err = runFloor(ctx, f, obs, c, &r)
-	case "operator":
-		r.heapBase, r.rssBase = mem.reset()
-		r.err = runOperator(ctx, f, obs, c, &r)
-	default:
-		r.err = fmt.Errorf("unknown phase %q (floor, operator)", phase)
+	r.cpuStart = cpuTimes()
+	r.heapBase, r.rssBase = mem.reset()
+	if k := phaseKinds[phase]; k.operator {
+		r.err = runOperator(ctx, f, obs, c, k.mode, &r)
+	} else {
+		r.err = runFloor(ctx, f, obs, c, k.mode, &r)
 	}
 	r.heapPeak, r.rssPeak = mem.peaks()
 	r.load[1] = loadAverage()
@@ -186,22 +211,24 @@ func loadAverage() string {
 	return strings.Fields(string(data))[0]
 }
 
-func runFloor(ctx context.Context, f *fleet, obs *observer, c config, r *phaseResult) error {
+func runFloor(ctx context.Context, f *fleet, obs *observer, c config, mode ranv1alpha1.EnforcementMode, r *phaseResult) error {
 	batches := f.batches(c.maxConcurrency)
 	r.batches = len(batches)
-	d := &floorDriver{client: f.hub.Client, obs: obs, policies: f.policies, batches: batches}
+	d := &floorDriver{client: f.hub.Client, obs: obs, mode: mode, policies: f.policies, batches: batches}
 	start := time.Now()
 	err := d.run(ctx)
+	r.cpu = cpuUsed(r.cpuStart, cpuTimes())
 	_, last := obs.done(f.clusters)
 	if !last.IsZero() {
 		r.converged = last.Sub(start)
 	}
 	r.switches, _ = obs.switches(batches)
+	r.firstEnforced, r.batchTimes = obs.spans(start, batches)
 	return err
 }
 
-func runOperator(ctx context.Context, f *fleet, obs *observer, c config, r *phaseResult) error {
-	run, err := startOperator(ctx, f)
+func runOperator(ctx context.Context, f *fleet, obs *observer, c config, mode ranv1alpha1.EnforcementMode, r *phaseResult) error {
+	run, err := startOperator(ctx, f, mode)
 	if err != nil {
 		return err
 	}
@@ -212,6 +239,7 @@ func runOperator(ctx context.Context, f *fleet, obs *observer, c config, r *phas
 		return err
 	}
 	err = rollOut(ctx, f, obs, cgu, start, r)
+	r.cpu = cpuUsed(r.cpuStart, cpuTimes()) // before the operator's process exits
 	rep, stopErr := run.stop()
 	if stopErr != nil {
 		return errors.Join(err, stopErr)
@@ -233,6 +261,7 @@ func rollOut(ctx context.Context, f *fleet, obs *observer, cgu *ranv1alpha1.Clus
 	batches, planErr := planOf(ctx, f)
 	r.batches = len(batches)
 	r.switches, _ = obs.switches(batches)
+	r.firstEnforced, r.batchTimes = obs.spans(start, batches)
 	if err != nil {
 		n, _ := obs.done(f.clusters)
 		return fmt.Errorf("operator: %d of %d clusters done: %w", n, len(f.clusters), err)
@@ -276,36 +305,32 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-// report renders the results as the markdown of docs/benchmarks.md.
+// report renders the results as the markdown of docs/benchmarks.md: a column per phase, in
+// the order they ran.
 func report(c config, results []phaseResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#### %s (%s names)\n\n", c, map[bool]string{true: "63-character", false: "short"}[c.longNames])
-	var floor, op *phaseResult
+	byPhase := map[string]*phaseResult{}
+	b.WriteString("|")
 	for i := range results {
-		switch results[i].phase {
-		case "floor":
-			floor = &results[i]
-		case "operator":
-			op = &results[i]
-		}
+		byPhase[results[i].phase] = &results[i]
+		b.WriteString(" | " + results[i].phase)
 	}
-	b.WriteString("| | floor | operator |\n|---|---|---|\n")
+	b.WriteString(" |\n|---|" + strings.Repeat("---|", len(results)) + "\n")
 	row := func(name string, f func(*phaseResult) string) {
-		cell := func(r *phaseResult) string {
-			if r == nil {
-				return "—"
-			}
-			return f(r)
+		b.WriteString("| " + name)
+		for i := range results {
+			b.WriteString(" | " + f(&results[i]))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, cell(floor), cell(op))
+		b.WriteString(" |\n")
 	}
 	row("fleet joined / settled", func(r *phaseResult) string {
 		return fmt.Sprintf("%s / %s", r.joined.Round(100*time.Millisecond), r.settled.Round(100*time.Millisecond))
 	})
 	row("converged (start to last cluster Compliant)", func(r *phaseResult) string {
 		s := r.converged.Round(100 * time.Millisecond).String()
-		if r.phase == "operator" && floor != nil && floor.converged > 0 && r.converged > 0 {
-			s += fmt.Sprintf(" (%.2fx floor)", r.converged.Seconds()/floor.converged.Seconds())
+		if ratios := againstFloors(r, byPhase); ratios != "" {
+			s += " (" + ratios + ")"
 		}
 		if r.completed > 0 {
 			s += fmt.Sprintf("; CGU Completed at %s", r.completed.Round(100*time.Millisecond))
@@ -319,6 +344,13 @@ func report(c config, results []phaseResult) string {
 		return fmt.Sprintf("%d; %s / %s / %s", r.batches, percentile(r.switches, 0.5).Round(time.Millisecond),
 			percentile(r.switches, 0.99).Round(time.Millisecond), percentile(r.switches, 1).Round(time.Millisecond))
 	})
+	row("first cluster enforced after the start; each batch, first enforced to last done", func(r *phaseResult) string {
+		return fmt.Sprintf("%s; %v", r.firstEnforced.Round(100*time.Millisecond), roundAll(r.batchTimes))
+	})
+	row("CPU time during the rollout: kube-apiserver / etcd / test process (hub world) / operator process", func(r *phaseResult) string {
+		sec := func(k string) string { return fmt.Sprintf("%.1fs", r.cpu[k].Seconds()) }
+		return fmt.Sprintf("%s / %s / %s / %s", sec("kube-apiserver"), sec("etcd"), sec("test process"), sec("operator process"))
+	})
 	row("load average at start / end of the rollout", func(r *phaseResult) string { return r.load[0] + " / " + r.load[1] })
 	row("operator process: heap peak / RSS peak / live heap at the end", func(r *phaseResult) string {
 		if r.operator == nil {
@@ -330,10 +362,34 @@ func report(c config, results []phaseResult) string {
 		return fmt.Sprintf("%s / %s (%s / %s)", mib(r.heapPeak), mib(r.rssPeak), mib(r.heapBase), mib(r.rssBase))
 	})
 	row("test process live heap at the end", func(r *phaseResult) string { return mib(r.heapLive) })
-	if op != nil && op.requests != nil {
-		writeRequests(&b, c, op)
+	for i := range results {
+		if results[i].requests != nil {
+			writeRequests(&b, c, &results[i])
+		}
 	}
 	return b.String()
+}
+
+// againstFloors renders an operator phase's convergence time as a multiple of the floor of
+// its mode and, when that is not the Override floor, of the Override floor too, for the
+// floors that ran without error: "1.02x floor, 1.10x floor-override". It is empty for a
+// floor phase.
+func againstFloors(r *phaseResult, byPhase map[string]*phaseResult) string {
+	k := phaseKinds[r.phase]
+	if !k.operator || r.converged <= 0 {
+		return ""
+	}
+	floors := []string{k.floor}
+	if k.floor != overrideFloor {
+		floors = append(floors, overrideFloor)
+	}
+	var out []string
+	for _, name := range floors {
+		if f := byPhase[name]; f != nil && f.err == nil && f.converged > 0 {
+			out = append(out, fmt.Sprintf("%.2fx %s", r.converged.Seconds()/f.converged.Seconds(), name))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func writeRequests(b *strings.Builder, c config, op *phaseResult) {
@@ -342,10 +398,10 @@ func writeRequests(b *strings.Builder, c config, op *phaseResult) {
 	all := total(rq.after, anyVerb)
 	writes := total(rq.after, isWrite)
 	lists := total(rq.after, func(v string) bool { return v == "LIST" })
-	fmt.Fprintf(b, "\nOperator: %d requests during the rollout (%.3f per cluster), %d writes (%.3f per cluster), "+
+	fmt.Fprintf(b, "\n%s: %d requests during the rollout (%.3f per cluster), %d writes (%.3f per cluster), "+
 		"%d LISTs after the caches synced, %d requests before; largest object written %d bytes (%s); "+
 		"%d reconciles %v, p99 %s; work queue depth at most %d.\n\n",
-		all, float64(all)/n, writes, float64(writes)/n, lists, total(rq.before, anyVerb), rq.largest, rq.largestOf,
+		op.phase, all, float64(all)/n, writes, float64(writes)/n, lists, total(rq.before, anyVerb), rq.largest, rq.largestOf,
 		sum(op.reconciles), op.reconciles, op.reconcileP99.Round(time.Millisecond), op.maxDepth)
 	b.WriteString("| request | during the rollout | per cluster |\n|---|---|---|\n")
 	for _, k := range slices.Sorted(maps.Keys(rq.after)) {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -19,13 +21,15 @@ import (
 )
 
 // The operator side of a benchmark runs in a child process: this test binary started again
-// with childEnv set to a directory holding the hub's kubeconfig. It prints childSynced once
-// its caches synced and it has been quiet for two seconds, runs until SIGTERM, and then
-// writes childReportFile into the directory.
+// with childEnv set to a directory holding the hub's kubeconfig and childEnforcementEnv to
+// the enforcement mode of the phase (Copy or Override). It prints childSynced once its
+// caches synced and it has been quiet for two seconds, runs until SIGTERM, and then writes
+// childReportFile into the directory.
 const (
-	childEnv        = "CGU_BENCH_OPERATOR_DIR"
-	childSynced     = "synced"
-	childReportFile = "report.json"
+	childEnv            = "CGU_BENCH_OPERATOR_DIR"
+	childEnforcementEnv = "CGU_BENCH_OPERATOR_ENFORCEMENT"
+	childSynced         = "synced"
+	childReportFile     = "report.json"
 	// operatorController is the ClusterGroupUpgrade controller's name in controller-runtime's
 	// metrics.
 	operatorController = "clustergroupupgrade"
@@ -68,9 +72,14 @@ func TestMain(m *testing.M) {
 
 // runChild runs the operator through operator.New, as the production binary does, with its
 // production defaults except: no leader election, no metrics or probe endpoints, no ZTP
-// controller (it would make a CGU for every cluster without the ztp-done label). Every
-// request it makes goes through a counting transport.
+// controller (it would make a CGU for every cluster without the ztp-done label), and the
+// default enforcement of childEnforcementEnv, the floor's mode it is compared with, whatever
+// the hub's default. Every request it makes goes through a counting transport.
 func runChild(dir string) error {
+	mode := ranv1alpha1.EnforcementMode(os.Getenv(childEnforcementEnv))
+	if mode != ranv1alpha1.EnforcementCopy && mode != ranv1alpha1.EnforcementOverride {
+		return fmt.Errorf("%s=%q, want %s or %s", childEnforcementEnv, mode, ranv1alpha1.EnforcementCopy, ranv1alpha1.EnforcementOverride)
+	}
 	logs := os.Getenv("BENCH_LOG")
 	if logs != "" {
 		logs += ".operator"
@@ -82,6 +91,13 @@ func runChild(dir string) error {
 	defer closeLogs()
 	mem := startMemorySampler(200 * time.Millisecond)
 	defer mem.close()
+	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" {
+		stopProfile, err := cpuProfile(path + "." + strings.ToLower(string(mode)))
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
 	if err != nil {
@@ -91,9 +107,7 @@ func runChild(dir string) error {
 	cfg.WrapTransport = requests.wrap
 	opts := operator.DefaultOptions()
 	opts.LeaderElect, opts.MetricsAddr, opts.ProbeAddr, opts.ZTP = false, "0", "0", false
-	// The floor driver makes Copy-mode writes: the operator is compared in the same mode
-	// (docs/benchmarks.md), whatever the hub's default.
-	opts.DefaultEnforcement = string(ranv1alpha1.EnforcementCopy)
+	opts.DefaultEnforcement = string(mode)
 	mgr, err := operator.New(cfg, opts)
 	if err != nil {
 		return err
@@ -148,4 +162,21 @@ func sampleQueue(ctx context.Context) int {
 		case <-t.C:
 		}
 	}
+}
+
+// cpuProfile writes the operator process's CPU profile to path until the returned function
+// is called.
+func cpuProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -3,7 +3,9 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,7 +38,7 @@ type config struct {
 	longNames bool
 	// timeout bounds each phase (joining, settling and the rollout).
 	timeout time.Duration
-	// phases are run in order: "floor", "operator".
+	// phases are run in order, each one of phaseKinds.
 	phases []string
 	// propagator tunes the hub world's governance-policy-propagator (zero: its defaults).
 	propagator world.PropagatorOptions
@@ -52,14 +54,18 @@ func (c config) String() string {
 	return s
 }
 
+// defaultPhases are the phases run without BENCH_PHASES: each floor before the operator of
+// its mode.
+var defaultPhases = []string{overrideFloor, "operator-override", "floor", "operator"}
+
 // configFromEnv reads BENCH_FLEET ("<clusters>x<policies>/<maxConcurrency>"), BENCH_UPGRADE
-// (a duration), BENCH_NAMES ("long", the default, or "short"), BENCH_TIMEOUT,
-// BENCH_PHASES ("floor,operator") and BENCH_PROPAGATOR ("<qps>/<root-status
-// workers>/<replicated-policy workers>", the propagator's client QPS, burst twice that).
-// Without BENCH_FLEET it returns the smoke fleet.
+// (a duration), BENCH_NAMES ("long", the default, or "short"), BENCH_TIMEOUT, BENCH_PHASES
+// (comma-separated names of phaseKinds; defaultPhases without it) and BENCH_PROPAGATOR
+// ("<qps>/<root-status workers>/<replicated-policy workers>", the propagator's client QPS,
+// burst twice that). Without BENCH_FLEET it returns the smoke fleet.
 func configFromEnv() (config, bool, error) {
 	c := config{clusters: 50, policies: 2, maxConcurrency: 25, longNames: true, timeout: 3 * time.Minute,
-		phases: []string{"floor", "operator"}}
+		phases: defaultPhases}
 	spec := os.Getenv("BENCH_FLEET")
 	smoke := spec == ""
 	if !smoke {
@@ -82,6 +88,11 @@ func configFromEnv() (config, bool, error) {
 	c.longNames = os.Getenv("BENCH_NAMES") != "short"
 	if v := os.Getenv("BENCH_PHASES"); v != "" {
 		c.phases = strings.Split(v, ",")
+	}
+	for _, p := range c.phases {
+		if _, ok := phaseKinds[p]; !ok {
+			return c, smoke, fmt.Errorf("BENCH_PHASES: unknown phase %q (%s)", p, strings.Join(slices.Sorted(maps.Keys(phaseKinds)), ", "))
+		}
 	}
 	if v := os.Getenv("BENCH_PROPAGATOR"); v != "" {
 		p := &c.propagator

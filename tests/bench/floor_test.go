@@ -10,6 +10,7 @@ import (
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
 )
@@ -17,16 +18,20 @@ import (
 // floorOwner owns the floor driver's objects, as a ClusterGroupUpgrade owns the operator's.
 var floorOwner = policies.Owner{Namespace: rolloutNamespace, Name: "floor"}
 
-// floorDriver is the harness floor: no operator logic, only the writes a Copy-mode rollout
-// needs, each made the moment the observed compliance allows it. It writes the enforce copy,
-// Placement and PlacementBinding of each managed policy (pkg/policies builders, as the
-// operator), then, on each change of the root policies' status, moves each cluster of the
-// current batch to its first policy not Compliant (in order, as the operator does) and
-// patches the Placements whose clusters changed; the moment every cluster of the batch is
-// Compliant with every policy, it writes the next batch's Placements.
+// floorDriver is the harness floor: no operator logic, only the writes a rollout in its mode
+// needs, each made the moment the observed compliance allows it. It writes, per managed
+// policy, what the operator's policies.Writer writes (the pkg/policies builders): in Copy
+// mode an enforce copy with a Placement and a PlacementBinding of the copy in the rollout
+// namespace; in Override mode a Placement and a restricted PlacementBinding with the enforce
+// override of the root policy itself, in the policy's namespace. Then, on each change of the
+// root policies' status, it moves each cluster of the current batch to its first policy not
+// Compliant (in order, as the operator does) and patches the Placements whose clusters
+// changed; the moment every cluster of the batch is Compliant with every policy, it writes
+// the next batch's Placements.
 type floorDriver struct {
 	client   client.Client
 	obs      *observer
+	mode     ranv1alpha1.EnforcementMode
 	policies []*policyv1.Policy
 	batches  [][]string
 	// placements are the Placements as last written, by policy index.
@@ -60,24 +65,30 @@ func (d *floorDriver) run(ctx context.Context) error {
 	return nil
 }
 
-// create writes the enforce copies, the Placements (the first batch's) and the bindings.
+// create writes, per policy, the enforce copy (Copy mode), the Placement (the first
+// batch's clusters) and the binding.
 func (d *floorDriver) create(ctx context.Context) error {
 	want := d.want(0, d.obs.compliance())
+	override := d.mode == ranv1alpha1.EnforcementOverride
 	for i, parent := range d.policies {
-		cp, err := policies.EnforceCopy(parent, floorOwner)
-		if err != nil {
-			return err
-		}
-		if err := d.client.Create(ctx, cp); err != nil {
-			return fmt.Errorf("floor: enforce copy: %w", err)
+		namespace, subject := parent.Namespace, parent.Name
+		if !override {
+			cp, err := policies.EnforceCopy(parent, floorOwner)
+			if err != nil {
+				return err
+			}
+			if err := d.client.Create(ctx, cp); err != nil {
+				return fmt.Errorf("floor: enforce copy: %w", err)
+			}
+			namespace, subject = floorOwner.Namespace, cp.Name
 		}
 		name := names.Placement(floorOwner.Namespace, floorOwner.Name, parent.Name)
-		p := policies.ExactPlacement(floorOwner.Namespace, name, want[i], floorOwner.Labels())
+		p := policies.ExactPlacement(namespace, name, want[i], floorOwner.Labels())
 		if err := d.client.Create(ctx, p); err != nil {
 			return fmt.Errorf("floor: placement: %w", err)
 		}
 		d.placements = append(d.placements, p)
-		b := policies.Binding(floorOwner.Namespace, name, name, cp.Name, false, floorOwner.Labels())
+		b := policies.Binding(namespace, name, name, subject, override, floorOwner.Labels())
 		if err := d.client.Create(ctx, b); err != nil {
 			return fmt.Errorf("floor: binding: %w", err)
 		}

@@ -366,3 +366,71 @@ func controllerSummary(families map[string]*dto.MetricFamily) string {
 	}
 	return b.String()
 }
+
+// cpuTimes returns the CPU time (user and system) each process of the benchmark has used so
+// far: this test process (the hub world's controllers, simulators and drivers), and its
+// children by command name (kube-apiserver, etcd), and the operator's process (a child
+// running this test binary). A rollout's CPU is the difference of two readings.
+func cpuTimes() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	self := os.Getpid()
+	selfComm, _, cpu, ok := procCPU("self")
+	if ok {
+		out["test process"] = cpu
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		comm, ppid, cpu, ok := procCPU(e.Name())
+		switch {
+		case !ok || ppid != self:
+		case comm == selfComm:
+			out["operator process"] += cpu
+		default:
+			out[comm] += cpu
+		}
+	}
+	return out
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's times, 100 on Linux.
+const clockTicks = 100
+
+// procCPU reads a process's command name, parent and CPU time from /proc/<pid>/stat.
+func procCPU(pid string) (comm string, ppid int, cpu time.Duration, ok bool) {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return "", 0, 0, false
+	}
+	s := string(data)
+	open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || closing < open {
+		return "", 0, 0, false
+	}
+	comm = s[open+1 : closing]
+	// After the name: state, ppid, ..., utime (the 14th field of the line) and stime (15th).
+	f := strings.Fields(s[closing+1:])
+	if len(f) < 13 {
+		return "", 0, 0, false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return comm, ppid, time.Duration(utime+stime) * time.Second / clockTicks, true
+}
+
+// cpuUsed returns, per process, the CPU time used between two readings of cpuTimes.
+func cpuUsed(before, after map[string]time.Duration) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}

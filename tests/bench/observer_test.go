@@ -7,20 +7,23 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cgu-operator/cgu-operator/pkg/policies"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
 
 // observer watches, with its own cache (its requests are not the operator's), the managed
-// root policies and the Placements of the rollout namespace, and timestamps what a rollout
-// driver reacts to and what it writes: when each cluster is Compliant with every managed
-// policy on the root policies' status (done), and when a Placement first names it
-// (enforced).
+// root policies and the rollout's Placements (those labelled for an owner in the rollout
+// namespace: in that namespace in Copy mode, in the policies' in Override mode), and
+// timestamps what a rollout driver reacts to and what it writes: when each cluster is
+// Compliant with every managed policy on the root policies' status (done), and when a
+// Placement first names it (enforced).
 type observer struct {
 	mu        sync.Mutex
 	index     map[string]int
@@ -42,7 +45,7 @@ func startObserver(ctx context.Context, hub *world.Hub, policyNames []string) (*
 	}
 	c, err := cache.New(hub.Config, cache.Options{Scheme: hub.Scheme, ByObject: map[client.Object]cache.ByObject{
 		&policyv1.Policy{}:          {Namespaces: map[string]cache.Config{policyNamespace: {}}},
-		&clusterv1beta1.Placement{}: {Namespaces: map[string]cache.Config{rolloutNamespace: {}}},
+		&clusterv1beta1.Placement{}: {Namespaces: map[string]cache.Config{rolloutNamespace: {}, policyNamespace: {}}, Label: rolloutObjects},
 	}})
 	if err != nil {
 		return nil, err
@@ -71,6 +74,10 @@ func startObserver(ctx context.Context, hub *world.Hub, policyNames []string) (*
 	}
 	return o, nil
 }
+
+// rolloutObjects selects the objects made for an owner in the rollout namespace, the floor
+// driver's and the operator's (policies.Owner.Labels).
+var rolloutObjects = labels.SelectorFromSet(labels.Set{policies.LabelUpgradeNamespace: rolloutNamespace})
 
 func (o *observer) policy(obj any) {
 	now := time.Now()
@@ -190,4 +197,27 @@ func (o *observer) firstEnforced(clusters []string) time.Time {
 		}
 	}
 	return first
+}
+
+// spans returns the time from start to the first Placement naming a cluster of the first
+// batch, and for each batch the time from its first cluster enforced to its last done: where
+// a rollout spends its time besides the switches.
+func (o *observer) spans(start time.Time, batches [][]string) (time.Duration, []time.Duration) {
+	if len(batches) == 0 {
+		return 0, nil
+	}
+	var first time.Duration
+	if t := o.firstEnforced(batches[0]); !t.IsZero() {
+		first = t.Sub(start)
+	}
+	out := make([]time.Duration, 0, len(batches))
+	for _, b := range batches {
+		enforced := o.firstEnforced(b)
+		n, last := o.done(b)
+		if enforced.IsZero() || n < len(b) {
+			break
+		}
+		out = append(out, last.Sub(enforced))
+	}
+	return first, out
 }

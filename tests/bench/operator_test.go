@@ -30,9 +30,10 @@ type operatorRun struct {
 }
 
 // startOperator starts the operator on the hub in a child process (this test binary again,
-// with childEnv naming a directory holding the hub's kubeconfig) and returns once the
-// child says its caches synced and it has made no request for two seconds.
-func startOperator(ctx context.Context, f *fleet) (*operatorRun, error) {
+// with childEnv naming a directory holding the hub's kubeconfig, childEnforcementEnv the
+// mode) and returns once the child says its caches synced and it has made no request for
+// two seconds.
+func startOperator(ctx context.Context, f *fleet, mode ranv1alpha1.EnforcementMode) (*operatorRun, error) {
 	dir, err := os.MkdirTemp("", "bench-operator-")
 	if err != nil {
 		return nil, err
@@ -45,7 +46,7 @@ func startOperator(ctx context.Context, f *fleet) (*operatorRun, error) {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	cmd.Env = append(os.Environ(), childEnv+"="+dir, childEnforcementEnv+"="+string(mode))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -154,12 +155,12 @@ func planOf(ctx context.Context, f *fleet) ([][]string, error) {
 	return out, nil
 }
 
-// waitCleanedUp waits until no Placement is left in the rollout namespace, so that the
-// requests of the operator's cleanup are counted.
+// waitCleanedUp waits until none of the rollout's Placements is left (rolloutObjects, in
+// any namespace), so that the requests of the operator's cleanup are counted.
 func waitCleanedUp(ctx context.Context, f *fleet) error {
 	return waitUntil(ctx, 200*time.Millisecond, func() (bool, error) {
 		var list clusterv1beta1.PlacementList
-		if err := f.hub.Client.List(ctx, &list, client.InNamespace(rolloutNamespace)); err != nil {
+		if err := f.hub.Client.List(ctx, &list, client.MatchingLabelsSelector{Selector: rolloutObjects}); err != nil {
 			return false, err
 		}
 		return len(list.Items) == 0, nil
