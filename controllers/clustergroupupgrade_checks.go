@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,11 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/gates"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
-	"github.com/cgu-operator/cgu-operator/pkg/plan"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
-	"github.com/cgu-operator/cgu-operator/pkg/preview"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 )
@@ -36,31 +37,26 @@ func pathValidation(cgu *ranv1alpha1.ClusterGroupUpgrade) bool {
 
 // gatherChecks judges, with spec.upgradeChecks.pathValidation, the upgrade the managed
 // policies ask of each planned cluster that has not started, from its ClusterVersion as its
-// ManagedClusterView shows it (the view is created when missing) and, for a y-stream, the
-// update graph (pkg/preview, which kubectl cgu preflight shares).
+// ManagedClusterView shows it (a missing view is made after the decision, checkViews) and,
+// for a y-stream, the update graph (pkg/spokecheck, which kubectl cgu preflight shares).
 func (r *ClusterGroupUpgradeReconciler) gatherChecks(ctx context.Context, s *scope) error {
 	if !pathValidation(s.cgu) || s.selectProblem != nil || s.invalid != nil || s.precacheFailed != nil || s.progress.Finished {
 		return nil
 	}
-	checks := preview.NewChecks(r.Client, s.cgu, s.roots)
+	checks := spokecheck.NewChecks(r.Client, s.cgu, s.roots)
 	s.targets = checks.Targets
-	checks.ViewsServed, checks.DefaultService = r.ViewsServed, r.UpdateService
+	checks.ViewsServed, checks.DefaultService = !r.Unserved.Views, r.UpdateService
 	checks.Graphs = func(ctx context.Context, url, channel string) (*updategraph.Graph, error) {
 		return r.Graphs.Graph(ctx, url, channel, "")
 	}
 	checks.OnGraphError = func(url, channel string, err error) {
 		ctrl.LoggerFrom(ctx).Info("The update graph is not available; y-stream clusters are held",
-			"updateService", url, "channel", channel, "error", err.Error())
+			"updateService", url, "channel", channel, "error", err)
 	}
-	clusters := unstarted(s.plan, s.progress)
+	clusters := gates.Unstarted(s.plan, s.progress)
 	s.verdicts = make(map[string]upgradecheck.Verdict, len(clusters))
-	v := checks.Views(r.Client)
+	s.checkViews = checks.NeedsViews() && !r.Unserved.Views
 	for _, c := range clusters {
-		if checks.NeedsViews() && r.ViewsServed {
-			if err := v.EnsureClusterVersion(ctx, c); err != nil {
-				return err
-			}
-		}
 		verdict, err := checks.Judge(ctx, c)
 		if err != nil {
 			return err
@@ -70,44 +66,25 @@ func (r *ClusterGroupUpgradeReconciler) gatherChecks(ctx context.Context, s *sco
 	return nil
 }
 
-// unstarted are the planned clusters that have not started: those of the batches after the
-// current one and the current batch's clusters that are not working or done; every planned
-// cluster before the start.
-func unstarted(p plan.Plan, progress rollout.Progress) []string {
-	var out []string
-	for i, b := range p.Batches {
-		switch {
-		case progress.Started.IsZero() || i > progress.Batch:
-			out = append(out, b.Clusters...)
-		case i == progress.Batch && !progress.BatchEnded:
-			for _, c := range b.Clusters {
-				if st := progress.Clusters[c].State; st == "" || st == ranv1alpha1.ClusterPending {
-					out = append(out, c)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// checkGate holds the clusters whose verdict holds them.
-func checkGate(s *scope) func(string) *rollout.Hold {
-	if s.verdicts == nil {
+// checkViews are the clusters whose ClusterVersion view to make after the decision: those
+// the checks could not read it for yet (an existing view costs nothing more).
+func checkViews(s *scope) []string {
+	if !s.checkViews {
 		return nil
 	}
-	return func(cluster string) *rollout.Hold {
-		v, ok := s.verdicts[cluster]
-		if !ok || !v.Holds() {
-			return nil
+	var out []string
+	for c, v := range s.verdicts {
+		if v.Reason == upgradecheck.ReasonClusterVersionUnknown {
+			out = append(out, c)
 		}
-		return &rollout.Hold{Cluster: cluster, Reason: v.Reason, Message: fmt.Sprintf("cluster %s is held: %s", cluster, v.Message),
-			Pending: v.Reason == upgradecheck.ReasonClusterVersionUnknown}
 	}
+	slices.Sort(out)
+	return out
 }
 
 // setCheckStatus writes status.upgradeChecks and the UpgradeChecked condition.
 func setCheckStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
-	clusters := unstarted(s.plan, s.decision.Progress)
+	clusters := gates.Unstarted(s.plan, s.decision.Progress)
 	verdicts := shownVerdicts(s)
 	if verdicts == nil || len(clusters) == 0 || s.decision.Progress.Finished {
 		// Nothing is left to check: the checks are off, every cluster started, or the
@@ -120,7 +97,7 @@ func setCheckStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 	held, pending := 0, 0
 	for _, v := range verdicts {
 		switch {
-		case v.Reason == upgradecheck.ReasonClusterVersionUnknown, v.Reason == preview.ReasonHealthCheckPending:
+		case v.Reason == upgradecheck.ReasonClusterVersionUnknown, v.Reason == spokecheck.ReasonHealthCheckPending:
 			pending++
 		case v.Holds():
 			held++
@@ -187,9 +164,8 @@ func (r *ClusterGroupUpgradeReconciler) checkEvents(s *scope, c ranv1alpha1.Clus
 // viewOwner maps a view or an action of a rollout to the rollout, through the labels it was
 // made with.
 func (r *ClusterGroupUpgradeReconciler) viewOwner(ctx context.Context, obj client.Object) []reconcile.Request {
-	l := obj.GetLabels()
-	ns, value := l[policies.LabelUpgradeNamespace], l[ranv1alpha1.LabelUpgradeName]
-	if ns == "" || value == "" {
+	ns, value, ok := ownership.Of(obj.GetLabels())
+	if !ok {
 		return nil
 	}
 	var list ranv1alpha1.ClusterGroupUpgradeList

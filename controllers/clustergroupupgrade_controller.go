@@ -17,7 +17,9 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/emitter"
+	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
@@ -48,15 +50,10 @@ type ClusterGroupUpgradeReconciler struct {
 	// MaxClustersInProgress caps the clusters under remediation across every
 	// ClusterGroupUpgrade; zero means no cap.
 	MaxClustersInProgress int
-	// ViewsServed says the hub serves ManagedClusterViews, which the upgrade checks read
-	// ClusterVersions through.
-	ViewsServed bool
-	// ActionsServed says the hub serves ManagedClusterActions, which the health checks run
-	// their Jobs through.
-	ActionsServed bool
-	// WorksServed says the hub serves ManifestWorks and ManifestWorkReplicaSets, which
-	// spec.manifestWorkTemplates and the pre- and post-upgrade actions roll out.
-	WorksServed bool
+	// Unserved are the optional APIs the hub does not serve (hubapi.Optional): a rollout
+	// asking for a feature that needs one is not Validated (HubAPINotServed), and nothing
+	// watches or lists them.
+	Unserved hubapi.Unserved
 	// Graphs fetches update graphs for the y-stream upgrade checks, from UpdateService
 	// unless the rollout or the cluster names another update service.
 	Graphs        *updateservice.Client
@@ -100,8 +97,20 @@ type ClusterGroupUpgradeReconciler struct {
 // +kubebuilder:rbac:groups=view.open-cluster-management.io,resources=managedclusterviews,verbs=list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=action.open-cluster-management.io,resources=managedclusteractions,verbs=list;watch;create;delete
 
-// Reconcile runs the phases of a ClusterGroupUpgrade and patches its status once.
+// Reconcile runs one pass over a ClusterGroupUpgrade (reconcile). An error met because the
+// manager is stopping (its context canceled) is not an error of the rollout: the pass is
+// run again by the next leader, from what is stored.
 func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if err != nil && ctx.Err() != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("Stopped during a reconcile", "error", err)
+		return ctrl.Result{}, nil
+	}
+	return res, err
+}
+
+// reconcile runs the phases of a ClusterGroupUpgrade and writes its status once.
+func (r *ClusterGroupUpgradeReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cgu := &ranv1alpha1.ClusterGroupUpgrade{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cgu); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -123,34 +132,77 @@ func (r *ClusterGroupUpgradeReconciler) Reconcile(ctx context.Context, req ctrl.
 		r.Events.Emit(cgu, talm.Created(cgu.Name))
 	}
 
-	s := newScope(cgu, r.Clock.Now())
-	for _, phase := range []func(context.Context, *scope) error{
-		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherPrecache, r.gatherChecks, r.gatherHealth, r.gatherWorks, r.decide,
-		r.applyActions, r.applyPlan, r.applyEnforcement, r.applyRecords, r.applyInstallPlans, r.applySteps,
-	} {
-		if s.done {
-			break
-		}
-		if err := phase(ctx, s); err != nil {
-			r.failed(s, err)
-			if serr := r.patchFailure(ctx, s, err); serr != nil {
-				return ctrl.Result{}, errors.Join(err, serr)
-			}
-			return ctrl.Result{}, err
-		}
+	s := newScope(cgu, r.Clock.Now(), ctrl.LoggerFrom(ctx))
+	if err := r.runPhases(ctx, s, r.phases(s)); err != nil {
+		return r.failure(ctx, s, err)
 	}
-	if s.stale > 0 {
-		// The cache does not show the last write yet: the update event that does queues
-		// the ClusterGroupUpgrade again (expectationsMet), the timer is the fallback.
-		return ctrl.Result{RequeueAfter: s.stale}, nil
+	if s.wait != nil {
+		s.log.V(1).Info("Waiting", "for", s.wait.reason, "requeueAfter", s.wait.after)
+		return ctrl.Result{RequeueAfter: s.wait.after}, nil
 	}
 	if err := r.patchStatus(ctx, s); err != nil {
+		if apierrors.IsConflict(err) {
+			return r.conflict(s, err)
+		}
 		r.Metrics.RemediationError(metrics.OperationStatus)
 		return ctrl.Result{}, err
 	}
 	r.emitEvents(s)
+	r.logTransitions(s)
 	r.Metrics.Upgrade(req.String(), cgu.Status.State, cgu.Status.Counts)
-	return s.result(), nil
+	res := s.result()
+	s.log.V(1).Info("Reconciled", "state", cgu.Status.State, "requeueAfter", res.RequeueAfter)
+	return res, nil
+}
+
+// phases are the steps of a reconcile: gather (reads only), decide (pure: the rollout's
+// decision, and the spoke-side objects it calls for), apply (every write to the hub). A
+// Completed rollout only has its objects deleted (unless afterCompletion.deleteObjects is
+// false) and its status kept.
+func (r *ClusterGroupUpgradeReconciler) phases(s *scope) []func(context.Context, *scope) error {
+	if s.before.State == ranv1alpha1.StateCompleted && s.before.StartedAt != nil {
+		return []func(context.Context, *scope) error{r.cleanupCompleted}
+	}
+	return []func(context.Context, *scope) error{
+		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherOthers, r.gatherPrecache, r.gatherChecks, r.gatherHealth, r.gatherWorks,
+		r.decide,
+		r.applyActions, r.applyPlan, r.applyEnforcement, r.applyRecords, r.applyInstallPlans, r.applySpoke,
+	}
+}
+
+// runPhases runs the phases until one ends the reconcile (a wait, a Completed rollout) or
+// fails.
+func (r *ClusterGroupUpgradeReconciler) runPhases(ctx context.Context, s *scope, phases []func(context.Context, *scope) error) error {
+	for _, phase := range phases {
+		if s.done {
+			return nil
+		}
+		if err := phase(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failure ends a reconcile whose phase failed: the status says so (Reconciled=False, with
+// the error), and the error goes back to the workqueue for a retry with back-off. A
+// conflict with a newer version of an object is expected, not a failure.
+func (r *ClusterGroupUpgradeReconciler) failure(ctx context.Context, s *scope, err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return r.conflict(s, err)
+	}
+	r.failed(s, err)
+	if serr := r.patchFailure(ctx, s, err); serr != nil {
+		return ctrl.Result{}, errors.Join(err, serr)
+	}
+	return ctrl.Result{}, err
+}
+
+// conflict ends a reconcile that wrote over a newer version of an object: the watch event of
+// that version queues the ClusterGroupUpgrade again, and the timer is the fallback.
+func (r *ClusterGroupUpgradeReconciler) conflict(s *scope, err error) (ctrl.Result, error) {
+	s.log.V(1).Info("Waiting", "for", "a newer version of an object to reach the cache", "conflict", err)
+	return ctrl.Result{RequeueAfter: cacheLag}, nil
 }
 
 // finalize deletes every object the ClusterGroupUpgrade made, then lets it go.
@@ -158,14 +210,15 @@ func (r *ClusterGroupUpgradeReconciler) finalize(ctx context.Context, cgu *ranv1
 	if !controllerutil.ContainsFinalizer(cgu, Finalizer) {
 		return nil
 	}
-	owner := policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}
-	if _, err := r.writer().Cleanup(ctx, owner); err != nil {
+	owner := ownership.Owner{Namespace: cgu.Namespace, Name: cgu.Name}
+	if _, err := r.cleaner().Cleanup(ctx, owner); err != nil {
 		r.Metrics.RemediationError(metrics.OperationCleanup)
 		return fmt.Errorf("deleting the objects of the rollout: %w", err)
 	}
 	patch := client.MergeFrom(cgu.DeepCopy())
 	controllerutil.RemoveFinalizer(cgu, Finalizer)
-	if err := r.Client.Patch(ctx, cgu, patch); err != nil {
+	// Gone already: an earlier pass removed the finalizer, and the cache had not shown it.
+	if err := r.Client.Patch(ctx, cgu, patch); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("removing finalizer: %w", err)
 	}
 	r.Metrics.Forget(client.ObjectKeyFromObject(cgu).String())
@@ -177,17 +230,18 @@ func (r *ClusterGroupUpgradeReconciler) finalize(ctx context.Context, cgu *ranv1
 // may be a test's fake clock that does not move on its own.
 func (r *ClusterGroupUpgradeReconciler) lagNow() time.Time { return time.Now() }
 
+func (r *ClusterGroupUpgradeReconciler) cleaner() ownership.Cleaner {
+	return ownership.Cleaner{Client: r.Client, Copies: r.Copies, Unserved: r.Unserved}
+}
+
 func (r *ClusterGroupUpgradeReconciler) writer() policies.Writer {
 	return policies.Writer{Client: r.Client, Reader: r.Reader, Copies: r.Copies, Scheme: r.Scheme,
-		Unserved: policies.Unserved{Views: !r.ViewsServed, Actions: !r.ActionsServed, Works: !r.WorksServed}}
+		Unserved: r.Unserved}
 }
 
 // result asks to be reconciled again when the decision wants to look again without a new
 // fact (a soak ending, a batch deadline).
 func (s *scope) result() ctrl.Result {
-	if needsHealthRound(s) || needsWorksRound(s) {
-		return ctrl.Result{RequeueAfter: time.Millisecond}
-	}
 	var after time.Duration
 	if !s.decision.Wake.IsZero() {
 		// One second past the wake time: status times are stored to the second.

@@ -2,25 +2,24 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/pkg/preview"
-	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/views"
 )
 
 // healthVerdict is what one run of the health check says of a cluster.
-type healthVerdict = preview.HealthVerdict
+type healthVerdict = spokecheck.HealthVerdict
 
-// gatherHealth runs the health checks the spec asks for: before the rollout starts, on
+// gatherHealth reads the health checks the spec asks for: before the rollout starts, on
 // every planned cluster (for status and kubectl cgu preflight only); before, on the clusters
 // of the running batch that have not started; after, on the clusters verifying. The verdicts
-// of the last two go to the gates.
+// of the last two go to the gates. It starts nothing: healthJobs says which runs to start
+// once the decision is known.
 func (r *ClusterGroupUpgradeReconciler) gatherHealth(ctx context.Context, s *scope) error {
-	h := preview.HealthChecks(s.cgu)
+	h := spokecheck.HealthChecks(s.cgu)
 	switch {
 	case h == nil || s.progress.Finished || s.progress.BatchEnded:
 		return nil
@@ -28,9 +27,9 @@ func (r *ClusterGroupUpgradeReconciler) gatherHealth(ctx context.Context, s *sco
 		return r.gatherHealthPreview(ctx, s)
 	}
 	runner := spokejob.Runner{Client: r.Client}
-	if h.BeforeUpgrade {
+	if h.BeforeUpgrade && len(s.plan.Batches) > s.progress.Batch {
 		s.healthBefore = map[string]healthVerdict{}
-		run := preview.BatchHealthRun(s.progress.BatchStarted)
+		run := spokecheck.BatchHealthRun(s.progress.BatchStarted)
 		for _, c := range s.plan.Batches[s.progress.Batch].Clusters {
 			if st := s.progress.Clusters[c].State; st != "" && st != ranv1alpha1.ClusterPending {
 				continue
@@ -48,7 +47,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherHealth(ctx context.Context, s *sco
 			if !c.Verifying() {
 				continue
 			}
-			v, err := r.health(ctx, s, runner, name, preview.VerifyHealthRun(c.Since))
+			v, err := r.health(ctx, s, runner, name, spokecheck.VerifyHealthRun(c.Since))
 			if err != nil {
 				return err
 			}
@@ -58,18 +57,14 @@ func (r *ClusterGroupUpgradeReconciler) gatherHealth(ctx context.Context, s *sco
 	return nil
 }
 
-// health starts one run of the health check on a cluster, when not started, and reads its
-// verdict.
+// health reads the verdict of one run of the health check on a cluster; a run not started
+// has not answered.
 func (r *ClusterGroupUpgradeReconciler) health(ctx context.Context, s *scope, runner spokejob.Runner, cluster, run string) (healthVerdict, error) {
-	if !r.ViewsServed || !r.ActionsServed {
-		return healthVerdict{Done: true, Reason: preview.ReasonHealthCheckFailed,
+	if r.Unserved.Views || r.Unserved.Actions {
+		return healthVerdict{Done: true, Reason: spokecheck.ReasonHealthCheckFailed,
 			Message: "The health check cannot run: the hub serves no ManagedClusterViews or ManagedClusterActions"}, nil
 	}
-	job := preview.HealthJob(s.cgu, cluster, run, r.SpokeImage)
-	if err := runner.Start(ctx, job); err != nil {
-		return healthVerdict{}, fmt.Errorf("starting the health check on %s: %w", cluster, err)
-	}
-	return preview.ReadHealth(ctx, runner, job, r.yStream(ctx, s, cluster))
+	return spokecheck.ReadHealth(ctx, runner, spokecheck.HealthJob(s.cgu, cluster, run, ""), r.yStream(ctx, s, cluster))
 }
 
 // gatherHealthPreview runs, before the rollout starts, the health check on every planned
@@ -77,14 +72,14 @@ func (r *ClusterGroupUpgradeReconciler) health(ctx context.Context, s *scope, ru
 // enable. The gates never read it: the check that decides runs when the cluster's batch
 // starts.
 func (r *ClusterGroupUpgradeReconciler) gatherHealthPreview(ctx context.Context, s *scope) error {
-	if !preview.HealthChecks(s.cgu).BeforeUpgrade || s.selectProblem != nil || s.invalid != nil || s.precacheFailed != nil {
+	if !spokecheck.HealthChecks(s.cgu).BeforeUpgrade || s.selectProblem != nil || s.invalid != nil || s.precacheFailed != nil {
 		return nil
 	}
 	runner := spokejob.Runner{Client: r.Client}
 	s.healthPreview = map[string]healthVerdict{}
 	for _, b := range s.plan.Batches {
 		for _, c := range b.Clusters {
-			v, err := r.health(ctx, s, runner, c, preview.HealthRunBeforeEnable(s.cgu))
+			v, err := r.health(ctx, s, runner, c, spokecheck.HealthRunBeforeEnable(s.cgu))
 			if err != nil {
 				return err
 			}
@@ -108,67 +103,40 @@ func (r *ClusterGroupUpgradeReconciler) yStream(ctx context.Context, s *scope, c
 	return upgradecheck.YStream(s.targets, cv)
 }
 
-// healthGate holds, before they start, the clusters whose health check before the upgrade
-// is pending or failed; it wraps the upgrade checks' gate.
-func healthGate(s *scope, next func(string) *rollout.Hold) func(string) *rollout.Hold {
-	h := preview.HealthChecks(s.cgu)
-	if h == nil || !h.BeforeUpgrade {
-		return next
+// healthJobs are the runs of the health check to start after the decision: those gathered
+// without an answer yet (a run already started costs nothing more), and those the decision
+// calls for that were not gathered: the clusters of a batch it started, and those it put
+// to verifying.
+func healthJobs(s *scope, image string) []spokejob.Job {
+	h := spokecheck.HealthChecks(s.cgu)
+	if h == nil || !s.decided {
+		return nil
 	}
-	return func(cluster string) *rollout.Hold {
-		if next != nil {
-			if hold := next(cluster); hold != nil {
-				return hold
+	var out []spokejob.Job
+	add := func(cluster, run string, asked map[string]healthVerdict) {
+		if v, ok := asked[cluster]; !ok || !v.Done {
+			out = append(out, spokecheck.HealthJob(s.cgu, cluster, run, image))
+		}
+	}
+	if !s.started {
+		for c := range s.healthPreview {
+			add(c, spokecheck.HealthRunBeforeEnable(s.cgu), s.healthPreview)
+		}
+		return out
+	}
+	d := s.decision
+	if h.BeforeUpgrade {
+		// The clusters of the running batch that wait to start, for whatever reason.
+		for _, hold := range d.Holds {
+			add(hold.Cluster, spokecheck.BatchHealthRun(d.Progress.BatchStarted), s.healthBefore)
+		}
+	}
+	if h.AfterUpgrade {
+		for name, c := range d.Progress.Clusters {
+			if c.Verifying() {
+				add(name, spokecheck.VerifyHealthRun(c.Since), s.healthAfter)
 			}
 		}
-		v, ok := s.healthBefore[cluster]
-		switch {
-		case !ok:
-			return &rollout.Hold{Cluster: cluster, Reason: preview.ReasonHealthCheckPending, Pending: true,
-				Message: fmt.Sprintf("cluster %s waits for its health check", cluster)}
-		case !v.Done:
-			return &rollout.Hold{Cluster: cluster, Reason: v.Reason, Pending: true,
-				Message: fmt.Sprintf("cluster %s waits for its health check: %s", cluster, v.Message)}
-		case !v.Healthy:
-			return &rollout.Hold{Cluster: cluster, Reason: v.Reason,
-				Message: fmt.Sprintf("cluster %s is held: %s", cluster, v.Message)}
-		}
-		return nil
 	}
-}
-
-// verifyGate answers the health check after the upgrade of a verifying cluster.
-func verifyGate(s *scope) func(string) *rollout.Verification {
-	h := preview.HealthChecks(s.cgu)
-	if h == nil || !h.AfterUpgrade {
-		return nil
-	}
-	return func(cluster string) *rollout.Verification {
-		v, ok := s.healthAfter[cluster]
-		if !ok || !v.Done {
-			return &rollout.Verification{}
-		}
-		return &rollout.Verification{Done: true, Healthy: v.Healthy, Reason: v.Reason, Message: v.Message}
-	}
-}
-
-// needsHealthRound reports whether the decision put clusters in a state whose health check
-// has not started yet (a batch that just started, a cluster that just began verifying): one
-// more reconcile starts them, since those writes wake nothing.
-func needsHealthRound(s *scope) bool {
-	h := preview.HealthChecks(s.cgu)
-	if h == nil || !s.decided {
-		return false
-	}
-	for _, hold := range s.decision.Holds {
-		if _, asked := s.healthBefore[hold.Cluster]; h.BeforeUpgrade && hold.Reason == preview.ReasonHealthCheckPending && !asked {
-			return true
-		}
-	}
-	for name, c := range s.decision.Progress.Clusters {
-		if _, asked := s.healthAfter[name]; h.AfterUpgrade && c.Verifying() && !asked {
-			return true
-		}
-	}
-	return false
+	return out
 }

@@ -20,7 +20,7 @@ import (
 
 	"github.com/cgu-operator/cgu-operator/pkg/installplan"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/views"
 )
 
@@ -59,7 +59,7 @@ type subscriptionOn struct {
 // views grow with the batch, not with the fleet.
 func (r *ClusterGroupUpgradeReconciler) applyInstallPlans(ctx context.Context, s *scope) error {
 	targets := chosenSubscriptions(ctx, s)
-	if !r.ViewsServed || !r.ActionsServed {
+	if r.Unserved.Views || r.Unserved.Actions {
 		if len(targets) > 0 {
 			installPlansUnserved.Do(func() {
 				ctrl.LoggerFrom(ctx).Info("The hub serves no ManagedClusterViews or ManagedClusterActions: Manual InstallPlans are not approved")
@@ -106,7 +106,7 @@ func chosenSubscriptions(ctx context.Context, s *scope) []subscriptionOn {
 		subs, err := installplan.Chosen(p, s.cgu.Spec.OperatorUpgrades)
 		if err != nil {
 			// The spokes cannot evaluate such a policy either; its compliance tells.
-			ctrl.LoggerFrom(ctx).Info("The Subscriptions of a managed policy cannot be read", "policy", p.Name, "error", err.Error())
+			ctrl.LoggerFrom(ctx).Info("The Subscriptions of a managed policy cannot be read", "policy", p.Name, "error", err)
 			continue
 		}
 		for _, c := range clusters {
@@ -123,7 +123,7 @@ func chosenSubscriptions(ctx context.Context, s *scope) []subscriptionOn {
 
 // operatorUpgradeViews are the rollout's views of Subscriptions and InstallPlans, from the
 // cache.
-func (r *ClusterGroupUpgradeReconciler) operatorUpgradeViews(ctx context.Context, owner policies.Owner) (map[client.ObjectKey]*viewv1beta1.ManagedClusterView, error) {
+func (r *ClusterGroupUpgradeReconciler) operatorUpgradeViews(ctx context.Context, owner ownership.Owner) (map[client.ObjectKey]*viewv1beta1.ManagedClusterView, error) {
 	var list viewv1beta1.ManagedClusterViewList
 	if err := r.Client.List(ctx, &list, client.MatchingLabels(owner.Labels()), client.HasLabels{LabelOperatorUpgrade}); err != nil {
 		return nil, fmt.Errorf("listing the views of Subscriptions and InstallPlans: %w", err)
@@ -137,7 +137,7 @@ func (r *ClusterGroupUpgradeReconciler) operatorUpgradeViews(ctx context.Context
 
 // observe ensures the view of the Subscription on its cluster and, once it names an
 // InstallPlan, the view of the plan, and reads what they show.
-func (r *ClusterGroupUpgradeReconciler) observe(ctx context.Context, owner policies.Owner, t *subscriptionOn,
+func (r *ClusterGroupUpgradeReconciler) observe(ctx context.Context, owner ownership.Owner, t *subscriptionOn,
 	existing map[client.ObjectKey]*viewv1beta1.ManagedClusterView, keep map[client.ObjectKey]bool) error {
 	subView, err := r.ensureOperatorView(ctx, existing, keep, operatorView(owner, t.cluster, operatorUpgradeSubscription,
 		operatorsv1alpha1.SubscriptionKind, installplan.Ref{Namespace: t.sub.Namespace, Name: t.sub.Name}))
@@ -156,7 +156,7 @@ func (r *ClusterGroupUpgradeReconciler) observe(ctx context.Context, owner polic
 }
 
 // operatorView is the rollout's view of an OLM object of kind on a cluster.
-func operatorView(owner policies.Owner, cluster, what, kind string, ref installplan.Ref) *viewv1beta1.ManagedClusterView {
+func operatorView(owner ownership.Owner, cluster, what, kind string, ref installplan.Ref) *viewv1beta1.ManagedClusterView {
 	labels := owner.Labels()
 	labels[LabelOperatorUpgrade] = what
 	return &viewv1beta1.ManagedClusterView{
@@ -170,7 +170,7 @@ func operatorView(owner policies.Owner, cluster, what, kind string, ref installp
 
 // operatorObjectName names a view or action of the rollout about the object ref of a cluster
 // namespace; "." cannot appear in a namespace, so no two refs share a name unless shortened.
-func operatorObjectName(owner policies.Owner, what string, ref installplan.Ref) string {
+func operatorObjectName(owner ownership.Owner, what string, ref installplan.Ref) string {
 	return names.Safe(253, "cgu", owner.Namespace, owner.Name, what, ref.Namespace+"."+ref.Name)
 }
 
@@ -244,7 +244,7 @@ func (r *ClusterGroupUpgradeReconciler) approve(ctx context.Context, s *scope, t
 }
 
 // approvalAction is the action that updates the plan on the cluster with spec.approved true.
-func approvalAction(owner policies.Owner, cluster string, ref installplan.Ref, plan *unstructured.Unstructured) (*actionv1beta1.ManagedClusterAction, error) {
+func approvalAction(owner ownership.Owner, cluster string, ref installplan.Ref, plan *unstructured.Unstructured) (*actionv1beta1.ManagedClusterAction, error) {
 	raw, err := json.Marshal(installplan.ApprovalTemplate(plan).Object)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the approval of InstallPlan %s/%s: %w", ref.Namespace, ref.Name, err)

@@ -56,43 +56,41 @@ func recordIndexes() map[string]func(*ranv1alpha1.ClusterGroupUpgradeBatch) []st
 	}
 }
 
-// busy returns, for a cluster, the other rollout ("namespace/name") that has it InProgress.
-func (r *ClusterGroupUpgradeReconciler) busy(ctx context.Context, s *scope) func(string) string {
-	return func(cluster string) string {
-		var list ranv1alpha1.ClusterGroupUpgradeBatchList
-		if err := r.Client.List(ctx, &list, client.MatchingFields{inProgressIndex: cluster}); err != nil {
-			return fmt.Sprintf("an unknown rollout (%v)", err) // fail closed: do not enforce twice
-		}
-		for _, b := range list.Items {
-			if b.Namespace != s.cgu.Namespace || b.Spec.Upgrade != s.cgu.Name {
-				return b.Namespace + "/" + b.Spec.Upgrade
-			}
-		}
-		return ""
-	}
-}
-
-// capacity returns how many more clusters may start under the hub-wide cap, nil without a
-// cap. A hub it cannot count has no room.
-func (r *ClusterGroupUpgradeReconciler) capacity(ctx context.Context) *int {
-	if r.MaxClustersInProgress <= 0 {
+// gatherOthers reads, from the batch records that show clusters InProgress, which clusters
+// other rollouts are remediating (a cluster does not start while another rollout has it)
+// and, under the hub-wide cap, how many more may start. Once the rollout finished nothing
+// starts: nothing is read.
+func (r *ClusterGroupUpgradeReconciler) gatherOthers(ctx context.Context, s *scope) error {
+	if s.progress.Finished {
 		return nil
 	}
 	var list ranv1alpha1.ClusterGroupUpgradeBatchList
-	room := 0
-	if err := r.Client.List(ctx, &list, client.MatchingFields{inProgressIndex: anyInProgress}); err != nil {
-		return &room
+	// Read only: the records are not copied out of the cache.
+	if err := r.Client.List(ctx, &list, client.MatchingFields{inProgressIndex: anyInProgress}, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("listing the batch records with clusters in progress: %w", err)
 	}
 	used := 0
 	for _, b := range list.Items {
+		mine := b.Namespace == s.cgu.Namespace && b.Spec.Upgrade == s.cgu.Name
 		for _, c := range b.Status.Clusters {
-			if c.State == ranv1alpha1.ClusterInProgress {
-				used++
+			if c.State != ranv1alpha1.ClusterInProgress {
+				continue
 			}
+			used++
+			if mine {
+				continue
+			}
+			if s.busy == nil {
+				s.busy = map[string]string{}
+			}
+			s.busy[c.Name] = b.Namespace + "/" + b.Spec.Upgrade
 		}
 	}
-	room = max(r.MaxClustersInProgress-used, 0)
-	return &room
+	if r.MaxClustersInProgress > 0 {
+		room := max(r.MaxClustersInProgress-used, 0)
+		s.capacity = &room
+	}
+	return nil
 }
 
 // freedClusters wakes the rollouts a cluster leaving InProgress may let go on: those waiting

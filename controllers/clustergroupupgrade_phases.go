@@ -8,43 +8,43 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
+	"github.com/cgu-operator/cgu-operator/pkg/gates"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
-	"github.com/cgu-operator/cgu-operator/pkg/validate"
 )
 
 // SoakAnnotation on a managed policy is how many seconds a cluster must stay compliant with
 // it before moving on (TALM's name).
 const SoakAnnotation = "ran.openshift.io/soak-seconds"
 
-// errNotSynced is returned when the cache lags behind what the operator wrote; the
-// reconcile is retried.
-var errNotSynced = errors.New("the cache is behind the operator's own writes")
-
 // scope is what one reconcile of a ClusterGroupUpgrade gathers and decides.
 type scope struct {
 	cgu    *ranv1alpha1.ClusterGroupUpgrade
 	before ranv1alpha1.ClusterGroupUpgradeStatus
-	owner  policies.Owner
+	owner  ownership.Owner
 	now    time.Time
 	// done is set by a phase that finished the reconcile (a Completed rollout).
 	done bool
-	// stale is how long to wait for the cache to show the reconciler's last write; while
-	// it is positive nothing is decided or written.
-	stale time.Duration
+	// wait is set by a phase that found what it reads not up to date yet (the cache behind
+	// the operator's own writes): the reconcile ends there, nothing decided or written, and
+	// looks again once the cache catches up.
+	wait *expectedWait
+	// log is the reconcile's logger, with the ClusterGroupUpgrade.
+	log logr.Logger
 	// flush is how long until a deferred write is due (progressInterval,
 	// enforcementInterval); zero when nothing was deferred.
 	flush time.Duration
@@ -71,6 +71,10 @@ type scope struct {
 	// compliantBefore are, before the start, the managed policies every selected cluster
 	// already complies with: left out of roots, read by pre-caching.
 	compliantBefore []*policyv1.Policy
+	// busy maps the clusters other rollouts have InProgress to them; capacity is the room
+	// left under the hub-wide cap, nil without one (gatherOthers).
+	busy     map[string]string
+	capacity *int
 
 	plan     plan.Plan
 	progress rollout.Progress
@@ -96,13 +100,30 @@ type scope struct {
 	// works are the rollout's ManifestWorks and their templates, nil when the spec names no
 	// template.
 	works *works
+	// spoke are the spoke-side objects the decision calls for (applySpoke makes them).
+	spoke spokeIntents
+	// checkViews is true when the upgrade checks read ClusterVersions through views, which
+	// the hub serves.
+	checkViews bool
 	// mode is how the rollout enforces its policies (enforcement), known once the records
 	// are read.
 	mode ranv1alpha1.EnforcementMode
 }
 
-func newScope(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) *scope {
-	return &scope{cgu: cgu, before: *cgu.Status.DeepCopy(), owner: policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}, now: now}
+func newScope(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time, log logr.Logger) *scope {
+	return &scope{cgu: cgu, before: *cgu.Status.DeepCopy(), owner: ownership.Owner{Namespace: cgu.Namespace, Name: cgu.Name}, now: now, log: log}
+}
+
+// expectedWait is a wait that is part of normal operation: why, and when to look again
+// at the latest (a watch event usually comes first).
+type expectedWait struct {
+	reason string
+	after  time.Duration
+}
+
+// waitFor ends the reconcile with an expected wait.
+func (s *scope) waitFor(after time.Duration, format string, args ...any) {
+	s.wait, s.done = &expectedWait{reason: fmt.Sprintf(format, args...), after: after}, true
 }
 
 // policyNames are the managed policies' names, in order, then the names of the steps
@@ -119,12 +140,8 @@ func (s *scope) policyNames() []string {
 	return append(out, s.cgu.Spec.ManifestWorkTemplates...)
 }
 
-// gatherRecords reads the batch records; a Completed rollout only needs its cleanup.
+// gatherRecords reads the batch records.
 func (r *ClusterGroupUpgradeReconciler) gatherRecords(ctx context.Context, s *scope) error {
-	if s.before.State == ranv1alpha1.StateCompleted && s.before.StartedAt != nil {
-		s.done = true
-		return r.cleanupCompleted(ctx, s)
-	}
 	var list ranv1alpha1.ClusterGroupUpgradeBatchList
 	if err := r.Client.List(ctx, &list, client.InNamespace(s.cgu.Namespace),
 		client.MatchingLabels{ranv1alpha1.LabelUpgradeName: names.LabelValue(s.cgu.Name)}); err != nil {
@@ -148,8 +165,10 @@ func (r *ClusterGroupUpgradeReconciler) gatherRecords(ctx context.Context, s *sc
 	for i := range s.records {
 		read = append(read, &s.records[i])
 	}
-	if s.stale = r.expect.behind(r.lagNow(), read...); s.stale > 0 {
-		s.done = true
+	if lag := r.expect.behind(r.lagNow(), read...); lag > 0 {
+		// The update event that shows the last write queues the ClusterGroupUpgrade again
+		// (expectationsMet); the timer is the fallback.
+		s.waitFor(lag, "the cache to show the operator's last write")
 		return nil
 	}
 	s.started = s.before.StartedAt != nil
@@ -164,7 +183,7 @@ func (r *ClusterGroupUpgradeReconciler) cleanupCompleted(ctx context.Context, s 
 	if !deleteObjects(s.cgu) {
 		return nil
 	}
-	if _, err := r.writer().Cleanup(ctx, s.owner); err != nil {
+	if _, err := r.cleaner().Cleanup(ctx, s.owner); err != nil {
 		r.Metrics.RemediationError(metrics.OperationCleanup)
 		return fmt.Errorf("deleting the objects of the completed rollout: %w", err)
 	}
@@ -182,14 +201,14 @@ func (r *ClusterGroupUpgradeReconciler) gatherStart(ctx context.Context, s *scop
 	if s.started {
 		return nil
 	}
-	f, err := preview.GatherIn(ctx, r.Client, s.cgu, preview.Scope{PolicyNamespaces: r.PolicyNamespaces, Enforcement: s.mode})
+	f, err := preview.GatherIn(ctx, r.Client, s.cgu, r.previewScope(s))
 	if err != nil {
 		return err
 	}
 	s.blocked, s.selected, s.selectProblem = f.Blocked, f.Selected, f.SelectionProblem
 	s.roots, s.invalid, s.plan, s.compliantBefore = f.Policies, f.Invalid, f.Plan, f.CompliantBefore
 	if s.invalid == nil && s.selectProblem == nil {
-		s.invalid = windowProblem(s.cgu)
+		s.invalid = gates.WindowProblem(s.cgu.Spec.MaintenanceWindows)
 	}
 	return nil
 }
@@ -210,7 +229,8 @@ func (r *ClusterGroupUpgradeReconciler) gatherFrozen(ctx context.Context, s *sco
 	}
 	if want := s.before.Plan; want != nil && want.Batches != len(p.Batches) {
 		// The cache has not caught up with the records written at the start.
-		return fmt.Errorf("%w: %d of the %d batches of the plan are recorded", errNotSynced, len(p.Batches), want.Batches)
+		s.waitFor(cacheLag, "the cache to show the plan's records (%d of %d batches seen)", len(p.Batches), want.Batches)
+		return nil
 	}
 	s.plan = p
 	var started time.Time
@@ -227,7 +247,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherFrozen(ctx context.Context, s *sco
 func (r *ClusterGroupUpgradeReconciler) frozenPolicies(ctx context.Context, s *scope) error {
 	refs := s.before.ManagedPoliciesForUpgrade
 	if len(refs) == 0 { // status lost its policies: resolve them again on the plan's clusters
-		f, err := preview.GatherIn(ctx, r.Client, s.cgu, preview.Scope{PolicyNamespaces: r.PolicyNamespaces, Enforcement: s.mode})
+		f, err := preview.GatherIn(ctx, r.Client, s.cgu, r.previewScope(s))
 		s.roots = f.Policies
 		return err
 	}
@@ -251,8 +271,9 @@ func (r *ClusterGroupUpgradeReconciler) enforcement(s *scope) ranv1alpha1.Enforc
 	return r.DefaultEnforcement
 }
 
-// decide lets pkg/rollout decide from the gathered facts.
-func (r *ClusterGroupUpgradeReconciler) decide(ctx context.Context, s *scope) error {
+// decide lets pkg/rollout decide from the gathered facts, through the gates pkg/gates
+// builds from them.
+func (r *ClusterGroupUpgradeReconciler) decide(_ context.Context, s *scope) error {
 	f := rollout.Facts{
 		Now: s.now, Enabled: s.cgu.Spec.Enable == nil || *s.cgu.Spec.Enable, Blocked: s.blocked,
 		Plan: s.plan, Abort: s.cgu.Spec.BatchTimeoutAction == ranv1alpha1.BatchTimeoutAbort,
@@ -273,49 +294,40 @@ func (r *ClusterGroupUpgradeReconciler) decide(ctx context.Context, s *scope) er
 			f.Backup = &rollout.Problem{Reason: ranv1alpha1.ReasonBackupNotSupported, Message: backupMessage}
 		}
 	}
-	s.approvals = approvals(s.cgu, s.now)
-	f.Gates = gates(s)
-	f.Gates.Busy, f.Gates.Capacity = r.busy(ctx, s), r.capacity(ctx)
-	f.Gates.Check = preActionGate(s, healthGate(s, checkGate(s)))
-	f.Gates.Verify = postActionGate(s, verifyGate(s))
-	f.Gates.Precaching = precacheGate(s)
+	s.approvals = gates.Approvals(s.cgu, s.now)
+	in := gates.Input{Upgrade: s.cgu, Now: s.now, Started: s.started, Plan: s.plan, Approvals: s.approvals, Roots: s.roots,
+		Busy: s.busy, Capacity: s.capacity, Progress: s.progress, Verdicts: s.verdicts,
+		HealthBefore: s.healthBefore, HealthAfter: s.healthAfter}
+	if s.works != nil {
+		in.Works, in.Pre, in.Post = true, s.works.pre, s.works.post
+	}
+	// Pre-caching is decided before the gate reads how far it got.
+	s.spoke.jobs = precacheJobs(s, r.MaxConcurrentPrecaching)
+	in.Precaching = precacheGate(s)
+	f.Gates = gates.Build(in)
 	s.decision = rollout.Decide(f)
 	s.decided = true
+	s.spoke.jobs = append(s.spoke.jobs, healthJobs(s, r.SpokeImage)...)
+	s.spoke.views, s.spoke.works = checkViews(s), workIntents(s)
+	logDecision(s)
 	s.startedNow = !s.started && !s.decision.Progress.Started.IsZero()
 	return nil
 }
 
-// policyFacts returns, for a cluster, what each managed policy says of it: compliance on
-// the root policy's status, and the soak it asks for.
-func policyFacts(roots []*policyv1.Policy) func(string) []rollout.Policy {
-	compliant := make([]map[string]policyv1.ComplianceState, len(roots))
-	soaks := make([]time.Duration, len(roots))
+// policyFacts are what each managed policy says of the clusters: compliance on the root
+// policy's status, and the soak it asks for.
+func policyFacts(roots []*policyv1.Policy) []rollout.PolicyFacts {
+	out := make([]rollout.PolicyFacts, len(roots))
 	for i, p := range roots {
 		if p == nil {
-			continue
+			continue // deleted since the start: nothing is done with it
 		}
-		compliant[i] = preview.Compliance(p)
+		out[i].Compliance = preview.Compliance(p)
 		if seconds, err := strconv.Atoi(p.Annotations[SoakAnnotation]); err == nil && seconds > 0 {
-			soaks[i] = time.Duration(seconds) * time.Second
+			out[i].Soak = time.Duration(seconds) * time.Second
 		}
 	}
-	return func(cluster string) []rollout.Policy {
-		out := make([]rollout.Policy, len(roots))
-		listed := false
-		for i := range roots {
-			_, placed := compliant[i][cluster]
-			listed = listed || placed
-		}
-		for i := range roots {
-			// A policy not placed on the cluster is skipped at once, as in TALM: no soak.
-			_, placed := compliant[i][cluster]
-			out[i] = rollout.Policy{Compliant: validate.Done(compliant[i], cluster, listed)}
-			if placed {
-				out[i].Soak = soaks[i]
-			}
-		}
-		return out
-	}
+	return out
 }
 
 // applyActions runs beforeEnable on every planned cluster when the rollout starts, and
@@ -416,6 +428,7 @@ func (r *ClusterGroupUpgradeReconciler) applyRecords(ctx context.Context, s *sco
 		r.expect.wrote(updated, r.lagNow())
 		s.records[i] = *updated
 		r.recordEvents(s, updated, old)
+		logBatch(s, updated, old)
 	}
 	return nil
 }
@@ -436,7 +449,8 @@ func (r *ClusterGroupUpgradeReconciler) createRecords(ctx context.Context, s *sc
 				return fmt.Errorf("deleting the batch record %s of an earlier rollout of the same name: %w", s.foreign[i].Name, err)
 			}
 		}
-		return fmt.Errorf("%w: deleted %d batch records of an earlier rollout of the same name", errNotSynced, len(s.foreign))
+		s.waitFor(cacheLag, "the cache to show %d deleted batch records of an earlier rollout of the same name", len(s.foreign))
+		return nil
 	}
 	want := plan.Records(s.plan, s.cgu.Namespace, s.cgu.Name)
 	existing := map[string]ranv1alpha1.ClusterGroupUpgradeBatch{}
@@ -451,13 +465,15 @@ func (r *ClusterGroupUpgradeReconciler) createRecords(ctx context.Context, s *sc
 				s.records = append(s.records, old)
 				continue
 			}
-			// A record of an earlier plan that never started: replace it.
+			// A record of an earlier plan that never started: replace it once the cache
+			// shows it gone.
 			if err := r.Client.Delete(ctx, &old); client.IgnoreNotFound(err) != nil {
-				return err
+				return fmt.Errorf("deleting the batch record %s of an earlier plan: %w", old.Name, err)
 			}
-			return fmt.Errorf("replacing the stale plan record %s", old.Name)
+			s.waitFor(cacheLag, "the cache to show the batch record %s of an earlier plan deleted", old.Name)
+			return nil
 		}
-		if err := controllerutil.SetControllerReference(s.cgu, b, r.Scheme); err != nil {
+		if err := ownership.Adopt(s.cgu, b, r.Scheme); err != nil {
 			return err
 		}
 		if err := r.Client.Create(ctx, b); err != nil {
@@ -540,4 +556,9 @@ func (s *scope) deferWrite(due, now time.Time) bool {
 		s.flush = wait
 	}
 	return true
+}
+
+// previewScope is what the operator lets the rollout do, for pkg/preview.
+func (r *ClusterGroupUpgradeReconciler) previewScope(s *scope) preview.Scope {
+	return preview.Scope{PolicyNamespaces: r.PolicyNamespaces, Enforcement: s.mode, Unserved: r.Unserved}
 }

@@ -13,8 +13,8 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
-	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
@@ -31,11 +31,15 @@ type precacheState struct {
 	overrides []string
 	// order is the planned clusters in plan order, those that leave it included.
 	order []string
+	// jobs are each planned cluster's precache Job; running counts the clusters
+	// pre-caching here and elsewhere on the hub, for the fleet-wide cap.
+	jobs    map[string]spokejob.Job
+	running int
 }
 
-// gatherPrecache pre-caches, before the rollout starts and whatever spec.enable says, what
-// the upgrade needs on every planned cluster: it derives the spec, reads where each
-// cluster's precache Job stands, and starts Jobs under the fleet-wide cap.
+// gatherPrecache reads, before the rollout starts and whatever spec.enable says, where the
+// pre-caching of what the upgrade needs stands on every planned cluster: it derives the
+// spec and reads each cluster's precache Job. precacheJobs says which Jobs to start.
 func (r *ClusterGroupUpgradeReconciler) gatherPrecache(ctx context.Context, s *scope) error {
 	if !s.cgu.Spec.PreCaching || s.started || s.selectProblem != nil || s.invalid != nil || len(allClusters(s.plan)) == 0 {
 		return nil // as in TALM, nothing is pre-cached for a plan whose clusters all comply
@@ -85,38 +89,45 @@ func leavePlan(s *scope, st *precacheState, order []string) {
 	s.plan = s.plan.Without(drop)
 }
 
-// precacheClusters reads each planned cluster's state and starts the Jobs the cap allows.
+// precacheClusters reads each planned cluster's state, and how many clusters pre-cache on
+// the hub.
 func (r *ClusterGroupUpgradeReconciler) precacheClusters(ctx context.Context, s *scope, st *precacheState, order []string) error {
 	runner := spokejob.Runner{Client: r.Client}
-	jobs := make(map[string]spokejob.Job, len(order))
-	running := 0
+	st.jobs = make(map[string]spokejob.Job, len(order))
 	for _, c := range order {
-		jobs[c] = preview.PrecacheJob(s.cgu, c, st.result.Spec, r.SpokeImage, r.PrecacheTimeout)
-		obs, err := preview.PrecacheObservation(ctx, runner, jobs[c])
+		st.jobs[c] = spokecheck.PrecacheJob(s.cgu, c, st.result.Spec, r.SpokeImage, r.PrecacheTimeout)
+		obs, err := spokecheck.PrecacheObservation(ctx, runner, st.jobs[c])
 		if err != nil {
 			return err
 		}
 		st.states[c], st.reasons[c] = precache.Of(obs)
 		if st.states[c] == precache.Starting || st.states[c] == precache.Active {
-			running++
+			st.running++
 		}
 	}
 	elsewhere, err := r.precachingElsewhere(ctx, s.cgu)
-	if err != nil {
-		return err
+	st.running += elsewhere
+	return err
+}
+
+// precacheJobs are the precache Jobs to start: the clusters the fleet-wide cap lets start
+// now (precache.ToStart), shown Starting, and those already starting (a Job already running
+// costs nothing more).
+func precacheJobs(s *scope, maxConcurrent int) []spokejob.Job {
+	st := s.precache
+	if st == nil || st.jobs == nil {
+		return nil
 	}
-	for _, c := range precache.ToStart(order, st.states, running+elsewhere, r.MaxConcurrentPrecaching) {
+	for _, c := range precache.ToStart(st.order, st.states, st.running, maxConcurrent) {
 		st.states[c] = precache.Starting
 	}
-	for _, c := range order {
-		if st.states[c] != precache.Starting {
-			continue
-		}
-		if err := runner.Start(ctx, jobs[c]); err != nil {
-			return fmt.Errorf("starting the precache Job on %s: %w", c, err)
+	var out []spokejob.Job
+	for _, c := range st.order {
+		if st.states[c] == precache.Starting {
+			out = append(out, st.jobs[c])
 		}
 	}
-	return nil
+	return out
 }
 
 // precachingElsewhere counts the clusters other rollouts of the hub are pre-caching, as

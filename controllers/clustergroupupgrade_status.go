@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +13,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
+	"github.com/cgu-operator/cgu-operator/pkg/gates"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
@@ -56,7 +56,7 @@ func computeStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 	d := s.decision
 	rollout.Status(st, d, s.plan)
 	st.Waiting, st.Approvals = waitingStatus(d), s.approvals
-	pauseStatus(st, s.cgu.Spec.Paused, !d.Progress.Started.IsZero(), s.now)
+	gates.RecordPause(st, s.cgu.Spec.Paused, !d.Progress.Started.IsZero(), s.now)
 	if s.started && s.before.Plan != nil { // the records hold the batches, not what was left out
 		st.Plan.SkippedCompliant = s.before.Plan.SkippedCompliant
 	}
@@ -186,7 +186,7 @@ func (s *scope) batchEnded(index int) map[ranv1alpha1.ClusterState][]string {
 // without saying that the operator could not do its work. Conflicts (retried at once) and a
 // cache behind the operator's own writes (a wait) are not failures.
 func (r *ClusterGroupUpgradeReconciler) patchFailure(ctx context.Context, s *scope, err error) error {
-	if apierrors.IsConflict(err) || errors.Is(err, errNotSynced) {
+	if apierrors.IsConflict(err) {
 		return nil
 	}
 	st := s.before.DeepCopy()

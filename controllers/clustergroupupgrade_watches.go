@@ -52,19 +52,19 @@ func (r *ClusterGroupUpgradeReconciler) SetupWithManager(ctx context.Context, mg
 	managedCluster := &metav1.PartialObjectMetadata{}
 	managedCluster.SetGroupVersionKind(clusteractions.ManagedClusterGVK)
 	b := ctrl.NewControllerManagedBy(mgr)
-	if r.ViewsServed {
+	if !r.Unserved.Views {
 		// The upgrade checks read ClusterVersions, and the health checks their reports,
 		// through the rollout's views.
 		b = b.Watches(&viewv1beta1.ManagedClusterView{}, handler.EnqueueRequestsFromMapFunc(r.viewOwner),
 			builder.WithPredicates(viewAnswered{}))
 	}
-	if r.ActionsServed {
+	if !r.Unserved.Actions {
 		// The health checks start their Jobs step by step, each step once the action of the
 		// previous one is answered.
 		b = b.Watches(&actionv1beta1.ManagedClusterAction{}, handler.EnqueueRequestsFromMapFunc(r.viewOwner),
 			builder.WithPredicates(actionAnswered{}))
 	}
-	if r.WorksServed {
+	if !r.Unserved.Works {
 		// Steps, pre- and post-upgrade actions move as the work agents report on their
 		// ManifestWorks.
 		b = b.Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(r.viewOwner),

@@ -42,9 +42,10 @@ func usesWorks(cgu *ranv1alpha1.ClusterGroupUpgrade) bool {
 
 // gatherWorks reads the templates and, once started, the ManifestWorks of the rollout, and
 // observes the actions. Before the start there is nothing to observe, but the gates must
-// hold the first batch's clusters until their pre-upgrade actions are made.
+// hold the first batch's clusters until their pre-upgrade actions are made. It makes
+// nothing: workIntents says which ManifestWorks to make once the decision is known.
 func (r *ClusterGroupUpgradeReconciler) gatherWorks(ctx context.Context, s *scope) error {
-	if !usesWorks(s.cgu) || !r.WorksServed {
+	if !usesWorks(s.cgu) || r.Unserved.Works {
 		return nil
 	}
 	w := &works{templates: map[string]*workv1alpha1.ManifestWorkReplicaSet{}, expected: map[string]map[string]string{},
@@ -72,9 +73,9 @@ func (r *ClusterGroupUpgradeReconciler) gatherWorks(ctx context.Context, s *scop
 	return r.observeActions(ctx, s)
 }
 
-// observeActions makes and observes the pre-upgrade actions of the clusters of the running
-// batch that have not started, and the post-upgrade actions of the clusters verifying.
-func (r *ClusterGroupUpgradeReconciler) observeActions(ctx context.Context, s *scope) error {
+// observeActions observes the pre-upgrade actions of the clusters of the running batch
+// that have not started, and the post-upgrade actions of the clusters verifying.
+func (r *ClusterGroupUpgradeReconciler) observeActions(_ context.Context, s *scope) error {
 	sp, w := s.cgu.Spec, s.works
 	if s.progress.Finished || s.progress.BatchEnded || s.progress.Batch >= len(s.plan.Batches) {
 		return nil
@@ -85,11 +86,7 @@ func (r *ClusterGroupUpgradeReconciler) observeActions(ctx context.Context, s *s
 			if st := s.progress.Clusters[c].State; st != "" && st != ranv1alpha1.ClusterPending {
 				continue
 			}
-			o, err := r.runWorks(ctx, s, manifestwork.RolePre, sp.PreUpgradeActions, c)
-			if err != nil {
-				return err
-			}
-			w.pre[c] = o
+			w.pre[c] = observeWorks(s, manifestwork.RolePre, sp.PreUpgradeActions, c)
 		}
 	}
 	if len(sp.PostUpgradeActions) > 0 {
@@ -98,11 +95,7 @@ func (r *ClusterGroupUpgradeReconciler) observeActions(ctx context.Context, s *s
 			if !c.Verifying() {
 				continue
 			}
-			o, err := r.runWorks(ctx, s, manifestwork.RolePost, sp.PostUpgradeActions, name)
-			if err != nil {
-				return err
-			}
-			w.post[name] = o
+			w.post[name] = observeWorks(s, manifestwork.RolePost, sp.PostUpgradeActions, name)
 		}
 	}
 	return nil
@@ -123,165 +116,124 @@ func (w *works) readTemplate(ctx context.Context, c client.Reader, namespace, na
 	if err != nil {
 		// Validation refuses the rollout before it starts; a template spoiled since is
 		// used as if missing, its clusters waiting until it is fixed or they time out.
-		ctrl.LoggerFrom(ctx).Info("Ignoring a ManifestWorkReplicaSet", "reason", err.Error())
+		ctrl.LoggerFrom(ctx).Info("Ignoring a ManifestWorkReplicaSet", "template", name, "error", err)
 		return nil
 	}
 	w.templates[name], w.expected[name] = t, expected
 	return nil
 }
 
-// runWorks makes the ManifestWorks of the templates for a cluster, those not made yet, and
-// returns what they say together: degraded when one is, done when all are.
-func (r *ClusterGroupUpgradeReconciler) runWorks(ctx context.Context, s *scope, role manifestwork.Role, templates []string, cluster string) (manifestwork.Observation, error) {
+// observeWorks says what the ManifestWorks of the templates for a cluster say together:
+// degraded when one is, done when all are; a template or work missing is not done.
+func observeWorks(s *scope, role manifestwork.Role, templates []string, cluster string) manifestwork.Observation {
 	all := manifestwork.Observation{State: manifestwork.Done}
 	for _, name := range templates {
-		o, err := r.ensureWork(ctx, s, role, name, cluster)
-		if err != nil {
-			return all, err
-		}
+		o := observeWork(s, role, name, cluster)
 		switch {
 		case o.State == manifestwork.Degraded:
-			return o, nil
+			return o
 		case o.State != manifestwork.Done && all.State == manifestwork.Done:
 			all = o
 		}
 	}
-	return all, nil
+	return all
 }
 
-// ensureWork makes the ManifestWork of a template for a cluster when it is not made, and
-// observes it.
-func (r *ClusterGroupUpgradeReconciler) ensureWork(ctx context.Context, s *scope, role manifestwork.Role, template, cluster string) (manifestwork.Observation, error) {
+// observeWork says what the ManifestWork of a template for a cluster says, or why there
+// is none.
+func observeWork(s *scope, role manifestwork.Role, template, cluster string) manifestwork.Observation {
 	w := s.works
 	name := manifestwork.Name(s.cgu.Namespace, s.cgu.Name, role, template)
 	if mw, ok := w.made[cluster+"/"+name]; ok {
-		return manifestwork.Observe(mw, w.expected[template]), nil
+		return manifestwork.Observe(mw, w.expected[template])
 	}
-	t, ok := w.templates[template]
-	if !ok {
+	if _, ok := w.templates[template]; !ok {
 		return manifestwork.Observation{State: manifestwork.Missing,
-			Message: fmt.Sprintf("ManifestWorkReplicaSet %s/%s not found", s.cgu.Namespace, template)}, nil
+			Message: fmt.Sprintf("ManifestWorkReplicaSet %s/%s not found", s.cgu.Namespace, template)}
 	}
-	mw := manifestwork.New(t, role, cluster, s.owner)
+	return manifestwork.Observation{State: manifestwork.Missing, Message: fmt.Sprintf("ManifestWork %s/%s is not made yet", cluster, name)}
+}
+
+// workIntent is a ManifestWork to make: a template's, for a cluster, in a role.
+type workIntent struct {
+	role              manifestwork.Role
+	template, cluster string
+}
+
+// workIntents are the ManifestWorks to make after the decision, those not made yet whose
+// template exists: each step's for the clusters working on it, the pre-upgrade actions'
+// for the clusters of the running batch waiting to start, the post-upgrade actions' for
+// the clusters verifying.
+func workIntents(s *scope) []workIntent {
+	if s.works == nil || !s.decided || s.decision.Progress.Finished {
+		return nil
+	}
+	var out []workIntent
+	add := func(role manifestwork.Role, templates []string, cluster string) {
+		for _, t := range templates {
+			name := manifestwork.Name(s.cgu.Namespace, s.cgu.Name, role, t)
+			_, made := s.works.made[cluster+"/"+name]
+			if _, exists := s.works.templates[t]; exists && !made {
+				out = append(out, workIntent{role: role, template: t, cluster: cluster})
+			}
+		}
+	}
+	sp, d := s.cgu.Spec, s.decision
+	for j, t := range sp.ManifestWorkTemplates {
+		for _, cluster := range d.Enforce[len(s.roots)+j] {
+			add(manifestwork.RoleStep, []string{t}, cluster)
+		}
+	}
+	if len(sp.PreUpgradeActions) > 0 {
+		for _, hold := range d.Holds {
+			add(manifestwork.RolePre, sp.PreUpgradeActions, hold.Cluster)
+		}
+	}
+	if len(sp.PostUpgradeActions) > 0 {
+		for name, c := range d.Progress.Clusters {
+			if c.Verifying() {
+				add(manifestwork.RolePost, sp.PostUpgradeActions, name)
+			}
+		}
+	}
+	return out
+}
+
+// makeWork makes the ManifestWork of an intent.
+func (r *ClusterGroupUpgradeReconciler) makeWork(ctx context.Context, s *scope, w workIntent) error {
+	mw := manifestwork.New(s.works.templates[w.template], w.role, w.cluster, s.owner)
 	if err := r.Client.Create(ctx, mw); err != nil && !apierrors.IsAlreadyExists(err) {
 		r.Metrics.RemediationError(metrics.OperationPlacement)
-		return manifestwork.Observation{}, fmt.Errorf("creating ManifestWork %s/%s: %w", cluster, name, err)
+		return fmt.Errorf("creating ManifestWork %s/%s: %w", mw.Namespace, mw.Name, err)
 	}
-	w.made[cluster+"/"+name] = mw
-	return manifestwork.Observation{State: manifestwork.Missing, Message: fmt.Sprintf("ManifestWork %s/%s was just made", cluster, name)}, nil
+	s.works.made[mw.Namespace+"/"+mw.Name] = mw
+	return nil
 }
 
 // stepFacts adds to the managed policies' facts those of the steps: a cluster complies with
 // a step once its ManifestWork is done, and cannot once it is degraded.
-func stepFacts(s *scope, policies func(string) []rollout.Policy) func(string) []rollout.Policy {
+func stepFacts(s *scope, policies []rollout.PolicyFacts) []rollout.PolicyFacts {
 	steps := s.cgu.Spec.ManifestWorkTemplates
 	if len(steps) == 0 || s.works == nil {
 		return policies
 	}
-	return func(cluster string) []rollout.Policy {
-		out := policies(cluster)
-		for _, t := range steps {
-			name := manifestwork.Name(s.cgu.Namespace, s.cgu.Name, manifestwork.RoleStep, t)
-			o := manifestwork.Observe(s.works.made[cluster+"/"+name], s.works.expected[t])
-			p := rollout.Policy{Compliant: o.State == manifestwork.Done}
-			if o.State == manifestwork.Degraded {
-				p.Failed = manifestwork.ReasonManifestWorkDegraded
+	for _, t := range steps {
+		f := rollout.PolicyFacts{Step: true, Done: map[string]bool{}, Failed: map[string]string{}}
+		name := manifestwork.Name(s.cgu.Namespace, s.cgu.Name, manifestwork.RoleStep, t)
+		for _, mw := range s.works.made {
+			if mw.Name != name {
+				continue
 			}
-			out = append(out, p)
-		}
-		return out
-	}
-}
-
-// applySteps makes the ManifestWork of each step for the clusters working on it.
-func (r *ClusterGroupUpgradeReconciler) applySteps(ctx context.Context, s *scope) error {
-	if s.works == nil || s.decision.Progress.Finished {
-		return nil
-	}
-	for j, t := range s.cgu.Spec.ManifestWorkTemplates {
-		for _, cluster := range s.decision.Enforce[len(s.roots)+j] {
-			if _, err := r.ensureWork(ctx, s, manifestwork.RoleStep, t, cluster); err != nil {
-				return err
+			switch manifestwork.Observe(mw, s.works.expected[t]).State {
+			case manifestwork.Done:
+				f.Done[mw.Namespace] = true
+			case manifestwork.Degraded:
+				f.Failed[mw.Namespace] = manifestwork.ReasonManifestWorkDegraded
 			}
 		}
+		policies = append(policies, f)
 	}
-	return nil
-}
-
-// preActionGate holds the clusters about to start until their pre-upgrade actions are done;
-// a degraded one holds the cluster for good.
-func preActionGate(s *scope, next func(string) *rollout.Hold) func(string) *rollout.Hold {
-	if len(s.cgu.Spec.PreUpgradeActions) == 0 || s.works == nil {
-		return next
-	}
-	return func(cluster string) *rollout.Hold {
-		if next != nil {
-			if hold := next(cluster); hold != nil {
-				return hold
-			}
-		}
-		o, ok := s.works.pre[cluster]
-		switch {
-		case !ok:
-			return &rollout.Hold{Cluster: cluster, Reason: manifestwork.ReasonPreUpgradeActionPending, Pending: true,
-				Message: fmt.Sprintf("cluster %s waits for its pre-upgrade actions to be made", cluster)}
-		case o.State == manifestwork.Degraded:
-			return &rollout.Hold{Cluster: cluster, Reason: manifestwork.ReasonPreUpgradeActionDegraded,
-				Message: fmt.Sprintf("cluster %s is held: %s", cluster, o.Message)}
-		case o.State != manifestwork.Done:
-			return &rollout.Hold{Cluster: cluster, Reason: manifestwork.ReasonPreUpgradeActionPending, Pending: true,
-				Message: fmt.Sprintf("cluster %s waits for its pre-upgrade actions: %s", cluster, o.Message)}
-		}
-		return nil
-	}
-}
-
-// postActionGate adds the post-upgrade actions to the verification of a cluster that
-// completed its policies: it completes once they are done and healthy, and fails when one
-// is degraded.
-func postActionGate(s *scope, health func(string) *rollout.Verification) func(string) *rollout.Verification {
-	if len(s.cgu.Spec.PostUpgradeActions) == 0 || s.works == nil {
-		return health
-	}
-	return func(cluster string) *rollout.Verification {
-		o, ok := s.works.post[cluster]
-		if ok && o.State == manifestwork.Degraded {
-			return &rollout.Verification{Done: true, Reason: manifestwork.ReasonPostUpgradeActionDegraded, Message: o.Message}
-		}
-		v := &rollout.Verification{Done: true, Healthy: true}
-		if health != nil {
-			v = health(cluster)
-		}
-		if !ok || o.State != manifestwork.Done {
-			if v.Done && !v.Healthy {
-				return v
-			}
-			return &rollout.Verification{}
-		}
-		return v
-	}
-}
-
-// needsWorksRound reports whether the decision put clusters where their actions are not
-// made yet (a batch that just started, a cluster that just began verifying): one more
-// reconcile makes them, since those writes wake nothing.
-func needsWorksRound(s *scope) bool {
-	if s.works == nil || !s.decided {
-		return false
-	}
-	for _, hold := range s.decision.Holds {
-		if _, seen := s.works.pre[hold.Cluster]; hold.Reason == manifestwork.ReasonPreUpgradeActionPending && !seen {
-			return true
-		}
-	}
-	if len(s.cgu.Spec.PostUpgradeActions) > 0 {
-		for name, c := range s.decision.Progress.Clusters {
-			if _, seen := s.works.post[name]; c.Verifying() && !seen {
-				return true
-			}
-		}
-	}
-	return false
+	return policies
 }
 
 // workChanged passes the events of a ManifestWork that may move its rollout: made, gone, or

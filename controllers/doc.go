@@ -1,5 +1,14 @@
-// Package controllers holds the reconcilers of cgu-operator, one file set per kind:
-// <kind>_controller.go (Reconcile and SetupWithManager), <kind>_phases.go and
-// <kind>_status.go. Reconcilers stay thin: they gather facts, call the pure decision code
-// in pkg/, and apply its intents through the adapters in pkg/.
+// Package controllers holds the reconcilers of cgu-operator: the ClusterGroupUpgrade
+// reconciler (clustergroupupgrade_*.go) and the ZTP reconciler (ztp_controller.go).
+//
+// A reconcile of a ClusterGroupUpgrade runs its phases in one order (phases in
+// clustergroupupgrade_controller.go): gather reads what the decision needs, from the cache
+// and without writing (the gather* functions, one file per concern: _phases.go, _precache.go,
+// _checks.go, _health.go, _works.go, _overlaps.go); decide builds plain facts and calls the
+// pure code in pkg/ (pkg/gates, pkg/rollout), and decides the spoke-side objects to make
+// (_spoke.go); apply makes every write through the adapters in pkg/ (the apply* functions);
+// the status is computed once and written once (_status.go, _talm.go), failures included.
+// Expected waits end a reconcile with a RequeueAfter, not an error. Events (_events.go) and
+// info logs (_log.go) mark the transitions a write carried; _watches.go and _expect.go say
+// what queues a ClusterGroupUpgrade.
 package controllers

@@ -18,7 +18,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/controllers"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 )
 
@@ -90,7 +90,7 @@ const waitingForApproval = sim.InstallPlanPhaseRequiresApproval + " approved=fal
 // of InstallPlan approval, each once, sorted.
 func operatorUpgradeObjects(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, list client.ObjectList) func(Gomega) []string {
 	return func(g Gomega) []string {
-		owner := policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}
+		owner := ownership.Owner{Namespace: cgu.Namespace, Name: cgu.Name}
 		g.Expect(hub.Client.List(ctx, list, client.MatchingLabels(owner.Labels()), client.HasLabels{controllers.LabelOperatorUpgrade})).To(Succeed())
 		out := []string{}
 		switch l := list.(type) {

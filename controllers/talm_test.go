@@ -318,7 +318,7 @@ var _ = Describe("TALM's cluster-selector and duplicated-managed-policy-name sce
 			setClusterLabel(ctx, c, "upgrade2", "true")
 		}
 		cgu := newCGU("cgu-talmsel", "upgrade", []string{clusters[2], clusters[0]}, 2, p.Name)
-		cgu.Spec.ClusterLabelSelectors = []metav1.LabelSelector{{MatchLabels: map[string]string{"upgrade2": "true"}}}
+		cgu.Spec.ClusterLabelSelectors = []ranv1alpha1.ClusterLabelSelector{{MatchLabels: map[string]string{"upgrade2": "true"}}}
 		fleet.MustCreate(ctx, cgu)
 		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
 		st := fleet.Stored(ctx, cgu)(Default).Status

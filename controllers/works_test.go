@@ -22,7 +22,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
@@ -105,7 +105,7 @@ func workOf(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, role mani
 func ownedWorks(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) int {
 	return func(g Gomega) int {
 		var list workv1.ManifestWorkList
-		g.Expect(hub.Client.List(ctx, &list, client.MatchingLabels(policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}.Labels()))).To(Succeed())
+		g.Expect(hub.Client.List(ctx, &list, client.MatchingLabels(ownership.Owner{Namespace: cgu.Namespace, Name: cgu.Name}.Labels()))).To(Succeed())
 		return len(list.Items)
 	}
 }

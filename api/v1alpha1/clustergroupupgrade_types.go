@@ -73,8 +73,48 @@ type NamespacedCR struct {
 type BlockingCR NamespacedCR
 
 // PreCachingConfigCR refers to a PreCachingConfig. An empty namespace means the namespace of
-// the ClusterGroupUpgrade.
+// the ClusterGroupUpgrade; leaving the reference out (or writing `{}`) refers to none.
+// +kubebuilder:validation:XValidation:rule="!has(self.name) || size(self.name) > 0",message="spec.preCachingConfigRef.name must not be empty: name a PreCachingConfig or leave preCachingConfigRef out"
+// +kubebuilder:validation:XValidation:rule="has(self.name) || !has(self.__namespace__) || size(self.__namespace__) == 0",message="spec.preCachingConfigRef.namespace needs spec.preCachingConfigRef.name"
 type PreCachingConfigCR NamespacedCR
+
+// ClusterLabelSelector selects clusters by label: a Kubernetes label selector (the fields and
+// meaning of metav1.LabelSelector), whose operators and values admission checks.
+type ClusterLabelSelector struct {
+	// MatchLabels selects the clusters with each of these labels and values.
+	// +optional
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+	// MatchExpressions selects the clusters that meet each requirement.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	MatchExpressions []ClusterSelectorRequirement `json:"matchExpressions,omitempty"`
+}
+
+// ClusterSelectorRequirement is one requirement on a cluster label (metav1.LabelSelectorRequirement).
+// +kubebuilder:validation:XValidation:rule="!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",message="values must not be empty for operator In or NotIn"
+// +kubebuilder:validation:XValidation:rule="!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",message="values must be empty for operator Exists or DoesNotExist"
+type ClusterSelectorRequirement struct {
+	// Key is the label key.
+	Key string `json:"key"`
+	// Operator is In, NotIn, Exists or DoesNotExist.
+	// +kubebuilder:validation:Enum=In;NotIn;Exists;DoesNotExist
+	Operator metav1.LabelSelectorOperator `json:"operator"`
+	// Values are the label values In and NotIn compare with; Exists and DoesNotExist take
+	// none.
+	// +optional
+	// +listType=atomic
+	Values []string `json:"values,omitempty"`
+}
+
+// LabelSelector returns the selector as a metav1.LabelSelector.
+func (s ClusterLabelSelector) LabelSelector() metav1.LabelSelector {
+	out := metav1.LabelSelector{MatchLabels: s.MatchLabels}
+	for _, e := range s.MatchExpressions {
+		out.MatchExpressions = append(out.MatchExpressions, metav1.LabelSelectorRequirement{Key: e.Key, Operator: e.Operator, Values: e.Values})
+	}
+	return out
+}
 
 // ClusterActions changes labels and annotations of the selected ManagedClusters.
 type ClusterActions struct {
@@ -238,7 +278,8 @@ type ClusterGroupUpgradeSpec struct {
 	// the selectors matches it. Clusters matched only by a selector follow those listed in
 	// clusters, sorted by name.
 	// +optional
-	ClusterLabelSelectors []metav1.LabelSelector `json:"clusterLabelSelectors,omitempty"`
+	// +kubebuilder:validation:MaxItems=64
+	ClusterLabelSelectors []ClusterLabelSelector `json:"clusterLabelSelectors,omitempty"`
 
 	// ManagedPolicies names the inform policies to remediate, in order. Each name is looked
 	// up among the policies propagated to the selected clusters, in any namespace.

@@ -78,6 +78,11 @@ const (
 	// ReasonNotAllManifestTemplatesExist (Validated=False): ManifestWorkReplicaSets named
 	// in spec.manifestWorkTemplates are missing; the message names them.
 	ReasonNotAllManifestTemplatesExist = "NotAllManifestTemplatesExist"
+	// ReasonHubAPINotServed (Validated=False): the spec asks for a feature that needs an
+	// API the hub does not serve (ManagedClusterViews or ManagedClusterActions for
+	// pre-caching, the upgrade and health checks and InstallPlan approval); the message
+	// names the field and the APIs. The rollout never starts.
+	ReasonHubAPINotServed = "HubAPINotServed"
 	// ReasonInvalidManifestTemplate (Validated=False): a ManifestWorkReplicaSet the spec
 	// names carries an expected feedback annotation that cannot be read; the message says why.
 	ReasonInvalidManifestTemplate = "InvalidManifestTemplate"

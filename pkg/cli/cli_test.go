@@ -36,7 +36,7 @@ var _ = Describe("kubectl cgu", func() {
 		cgu := &ranv1alpha1.ClusterGroupUpgrade{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "cgu-cli", Name: "upgrade"},
 			Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
-				ClusterLabelSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"fleet": "cli"}}},
+				ClusterLabelSelectors: []ranv1alpha1.ClusterLabelSelector{{MatchLabels: map[string]string{"fleet": "cli"}}},
 				ManagedPolicies:       []string{p.Name},
 				Enable:                ptr.To(false),
 				RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{

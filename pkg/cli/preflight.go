@@ -15,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/estimate"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
+	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
@@ -33,7 +35,7 @@ type PreflightOutput struct {
 	// Clusters are the planned clusters that have not started, in plan order.
 	Clusters []PreflightCluster `json:"clusters"`
 	// Estimate is how long the batches left may take.
-	Estimate preview.Estimate `json:"estimate"`
+	Estimate estimate.Estimate `json:"estimate"`
 }
 
 // PreflightCluster is what the preflight found for one cluster.
@@ -150,7 +152,7 @@ func (o *preflightOptions) preflight(ctx context.Context, c client.Client, cgu *
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
 		timeoutMinutes = rs.Timeout
 	}
-	out.Estimate = preview.EstimateDuration(batchesLeft(out.Plan), len(out.Plan.Batches), timeoutMinutes, frozen.Ended)
+	out.Estimate = estimate.Duration(batchesLeft(out.Plan), len(out.Plan.Batches), timeoutMinutes, frozen.Ended)
 	return out, nil
 }
 
@@ -179,7 +181,7 @@ func planAndPolicies(ctx context.Context, c client.Reader, cgu *ranv1alpha1.Clus
 // clusters judges the planned clusters that have not started, in plan order.
 func (o *preflightOptions) clusters(ctx context.Context, c client.Client, cgu *ranv1alpha1.ClusterGroupUpgrade,
 	roots []*policyv1.Policy, out PreflightOutput) ([]PreflightCluster, error) {
-	checks := preview.NewChecks(c, cgu, roots)
+	checks := spokecheck.NewChecks(c, cgu, roots)
 	checks.DefaultService = o.updateService
 	graphs := &updateservice.Client{HTTP: &http.Client{Timeout: 10 * time.Second}}
 	checks.Graphs = func(ctx context.Context, url, channel string) (*updategraph.Graph, error) {
@@ -192,7 +194,7 @@ func (o *preflightOptions) clusters(ctx context.Context, c client.Client, cgu *r
 				continue
 			}
 			pc := PreflightCluster{Name: cl.Name, Batch: b.Index, Health: healthNotChecked, Precache: precacheOff}
-			if h := preview.HealthChecks(cgu); h != nil && h.BeforeUpgrade {
+			if h := spokecheck.HealthChecks(cgu); h != nil && h.BeforeUpgrade {
 				health, err := previewHealth(ctx, c, cgu, cl.Name, out.Plan.Frozen)
 				if err != nil {
 					return nil, err
@@ -226,7 +228,7 @@ func precacheState(ctx context.Context, c client.Client, cgu *ranv1alpha1.Cluste
 	if p == nil || p.Spec == nil || !meta.IsStatusConditionTrue(cgu.Status.Conditions, ranv1alpha1.ConditionPrecacheSpecValid) {
 		return precacheUnknown, nil
 	}
-	obs, err := preview.PrecacheObservation(ctx, spokejob.Runner{Client: c}, preview.PrecacheJob(cgu, cluster, *p.Spec, "", 0))
+	obs, err := spokecheck.PrecacheObservation(ctx, spokejob.Runner{Client: c}, spokecheck.PrecacheJob(cgu, cluster, *p.Spec, "", 0))
 	if err != nil {
 		return "", err
 	}
@@ -241,8 +243,8 @@ func previewHealth(ctx context.Context, c client.Client, cgu *ranv1alpha1.Cluste
 	if started {
 		return healthBeforeStart, nil
 	}
-	job := preview.HealthJob(cgu, cluster, preview.HealthRunBeforeEnable(cgu), "")
-	v, err := preview.ReadHealth(ctx, spokejob.Runner{Client: c}, job, false)
+	job := spokecheck.HealthJob(cgu, cluster, spokecheck.HealthRunBeforeEnable(cgu), "")
+	v, err := spokecheck.ReadHealth(ctx, spokejob.Runner{Client: c}, job, false)
 	switch {
 	case err != nil:
 		return "", err
@@ -364,7 +366,7 @@ func outcomeColor(outcome string) string {
 }
 
 // estimateText writes an estimate for people.
-func estimateText(e preview.Estimate) string {
+func estimateText(e estimate.Estimate) string {
 	switch {
 	case e.BatchesLeft == 0:
 		return "no batch left"

@@ -1,15 +1,13 @@
-package preview
+// Package estimate says how long the batches left of a rollout may take, from the time the
+// ended batches took and the timeout they share (kubectl cgu preflight and status show it).
+// It is pure.
+package estimate
 
 import (
-	"context"
-	"fmt"
 	"slices"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/timeout"
@@ -31,10 +29,10 @@ type Estimate struct {
 	Ended int `json:"ended"`
 }
 
-// EstimateDuration estimates the batches left of a plan of batches batches whose ended
+// Duration estimates the batches left of a plan of batches batches whose ended
 // batches took ended, under a timeout of timeoutMinutes (0: the default). It counts neither
 // approvals nor maintenance windows.
-func EstimateDuration(left, batches, timeoutMinutes int, ended []time.Duration) Estimate {
+func Duration(left, batches, timeoutMinutes int, ended []time.Duration) Estimate {
 	e := Estimate{BatchesLeft: left, Ended: len(ended)}
 	if left == 0 || batches == 0 {
 		return e
@@ -67,23 +65,4 @@ func EndedDurations(records []ranv1alpha1.ClusterGroupUpgradeBatch) []time.Durat
 		}
 	}
 	return out
-}
-
-// AcceptedPolicies reads the managed policies a started rollout accepted
-// (status.managedPoliciesForUpgrade), in order; an entry is nil when its policy was
-// deleted.
-func AcceptedPolicies(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade) ([]*policyv1.Policy, error) {
-	var out []*policyv1.Policy
-	for _, ref := range cgu.Status.ManagedPoliciesForUpgrade {
-		p := &policyv1.Policy{}
-		err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, p)
-		switch {
-		case apierrors.IsNotFound(err):
-			p = nil
-		case err != nil:
-			return nil, fmt.Errorf("reading policy %s/%s: %w", ref.Namespace, ref.Name, err)
-		}
-		out = append(out, p)
-	}
-	return out, nil
 }

@@ -1,4 +1,4 @@
-package preview
+package estimate
 
 import (
 	"testing"
@@ -21,7 +21,7 @@ func TestEstimateDuration(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := EstimateDuration(tc.left, tc.batches, tc.mins, tc.ended)
+			e := Duration(tc.left, tc.batches, tc.mins, tc.ended)
 			if e.PerBatch.Duration != tc.per || e.UpperBound != tc.upper || e.Total.Duration != tc.per*time.Duration(tc.left) {
 				t.Fatalf("got %+v, want %s per batch (upper bound %v) over %d batches", e, tc.per, tc.upper, tc.left)
 			}

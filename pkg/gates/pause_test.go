@@ -1,4 +1,4 @@
-package controllers
+package gates
 
 import (
 	"testing"
@@ -14,24 +14,24 @@ import (
 func TestPauseStatus(t *testing.T) {
 	t0 := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
 	st := &ranv1alpha1.ClusterGroupUpgradeStatus{}
-	pauseStatus(st, true, false, t0)
+	RecordPause(st, true, false, t0)
 	if st.PausedAt != nil || st.PausedFor != nil {
 		t.Fatalf("a pause before the start was recorded: %v %v", st.PausedAt, st.PausedFor)
 	}
-	pauseStatus(st, true, true, t0)
+	RecordPause(st, true, true, t0)
 	if st.PausedAt == nil || !st.PausedAt.Time.Equal(t0) {
 		t.Fatalf("pausedAt %v, want %v", st.PausedAt, t0)
 	}
-	if got := pausedFor(*st, t0.Add(time.Hour)); got != time.Hour {
+	if got := PausedFor(*st, t0.Add(time.Hour)); got != time.Hour {
 		t.Fatalf("paused for %v during the pause, want an hour", got)
 	}
-	pauseStatus(st, false, true, t0.Add(2*time.Hour))
+	RecordPause(st, false, true, t0.Add(2*time.Hour))
 	if st.PausedAt != nil || st.PausedFor == nil || st.PausedFor.Duration != 2*time.Hour {
 		t.Fatalf("after resuming: %v %v, want two hours recorded", st.PausedAt, st.PausedFor)
 	}
 	st.PausedFor = &metav1.Duration{Duration: 2 * time.Hour}
-	pauseStatus(st, true, true, t0.Add(3*time.Hour))
-	pauseStatus(st, false, true, t0.Add(4*time.Hour))
+	RecordPause(st, true, true, t0.Add(3*time.Hour))
+	RecordPause(st, false, true, t0.Add(4*time.Hour))
 	if st.PausedFor.Duration != 3*time.Hour {
 		t.Fatalf("two pauses add up to %v, want three hours", st.PausedFor.Duration)
 	}

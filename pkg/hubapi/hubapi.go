@@ -1,6 +1,8 @@
-// Package hubapi checks that the hub serves the APIs the operator depends on, so that a
-// missing CRD stops the manager at start with a message naming it instead of a stream of
-// watch errors.
+// Package hubapi owns what the operator knows of the hub's APIs: it checks at start that the
+// required ones are served, so that a missing CRD stops the manager with one message naming
+// them all instead of a stream of watch errors; it finds the optional ones the hub lacks,
+// the features each turns off (Unserved), which spec fields ask for those features
+// (Features), and whether the PlacementBinding API has binding overrides.
 package hubapi
 
 import (
@@ -14,6 +16,7 @@ import (
 	"k8s.io/client-go/discovery"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
@@ -57,14 +60,25 @@ var Required = []API{
 	{schema.GroupVersion(clusterv1beta1.GroupVersion), "placementdecisions", placement},
 }
 
-// Optional are the APIs only some features need: reading and changing spoke objects
-// (pre-caching, upgrade checks) and ManifestWork rollouts.
-var Optional = []API{
-	{viewv1beta1.GroupVersion, "managedclusterviews", foundation},
-	{actionv1beta1.GroupVersion, "managedclusteractions", foundation},
-	{schema.GroupVersion(workv1.GroupVersion), "manifestworks", work},
-	{schema.GroupVersion(workv1alpha1.GroupVersion), "manifestworkreplicasets", work},
-}
+// The optional APIs, by what they let the operator do.
+var (
+	// Views read spoke objects: ClusterVersions for the upgrade checks, the reports of
+	// the health check and precache Jobs, Subscriptions and InstallPlans.
+	Views = API{viewv1beta1.GroupVersion, "managedclusterviews", foundation}
+	// Actions create and delete spoke objects: the health check and precache Jobs, the
+	// approval of InstallPlans.
+	Actions = API{actionv1beta1.GroupVersion, "managedclusteractions", foundation}
+	// Works and WorkTemplates roll spec.manifestWorkTemplates and the pre- and
+	// post-upgrade actions out.
+	Works         = API{schema.GroupVersion(workv1.GroupVersion), "manifestworks", work}
+	WorkTemplates = API{schema.GroupVersion(workv1alpha1.GroupVersion), "manifestworkreplicasets", work}
+	// SetBindings let the operator bind the global cluster set to a namespace where it
+	// places policies, so that its Placements there can select clusters.
+	SetBindings = API{schema.GroupVersion(clusterv1beta2.GroupVersion), "managedclustersetbindings", placement}
+)
+
+// Optional are the APIs only some features need; Features says which.
+var Optional = []API{Views, Actions, Works, WorkTemplates, SetBindings}
 
 // Missing returns the APIs of want that the server behind d does not serve.
 func Missing(d discovery.DiscoveryInterface, want []API) ([]API, error) {

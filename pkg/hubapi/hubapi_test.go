@@ -70,7 +70,7 @@ func TestCheckRequired(t *testing.T) {
 }
 
 func TestMissingOptional(t *testing.T) {
-	missing, err := Missing(served(Optional[0], Optional[1]), Optional)
+	missing, err := Missing(served(Views, Actions, SetBindings), Optional)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 
 	"github.com/cgu-operator/cgu-operator/pkg/names"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 )
 
 // Role says what a ManifestWork is for.
@@ -70,7 +70,7 @@ func Name(cguNamespace, cguName string, role Role, template string) string {
 
 // New returns the ManifestWork made from template for cluster: the template's
 // manifestWorkTemplate as spec, with the owner's labels and the role.
-func New(template *workv1alpha1.ManifestWorkReplicaSet, role Role, cluster string, owner policies.Owner) *workv1.ManifestWork {
+func New(template *workv1alpha1.ManifestWorkReplicaSet, role Role, cluster string, owner ownership.Owner) *workv1.ManifestWork {
 	labels := owner.Labels()
 	labels[LabelRole] = string(role)
 	return &workv1.ManifestWork{

@@ -9,7 +9,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 )
 
 // cond is a condition the agent wrote for generation 1.
@@ -102,7 +102,7 @@ func TestExpected(t *testing.T) {
 func TestNewAndName(t *testing.T) {
 	tmpl := &workv1alpha1.ManifestWorkReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "backup", Namespace: "ops"}}
 	tmpl.Spec.ManifestWorkTemplate.Workload.Manifests = []workv1.Manifest{{}}
-	w := New(tmpl, RolePre, "sno-1", policies.Owner{Namespace: "ops", Name: "upgrade"})
+	w := New(tmpl, RolePre, "sno-1", ownership.Owner{Namespace: "ops", Name: "upgrade"})
 	if w.Name != "ops-upgrade-pre-backup" || w.Namespace != "sno-1" || w.Labels[LabelRole] != "pre" ||
 		w.Labels[labelUpgradeNamespace()] != "ops" || len(w.Spec.Workload.Manifests) != 1 {
 		t.Fatalf("New = %s/%s labels %v", w.Namespace, w.Name, w.Labels)
@@ -119,4 +119,4 @@ func TestNewAndName(t *testing.T) {
 	}
 }
 
-func labelUpgradeNamespace() string { return policies.LabelUpgradeNamespace }
+func labelUpgradeNamespace() string { return ownership.LabelUpgradeNamespace }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
@@ -38,7 +37,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/emitter"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 )
 
@@ -68,28 +67,30 @@ func NewScheme() *runtime.Scheme {
 // metadata (watched as such) and, for the ZTP controller, as typed objects trimmed to their
 // metadata and status conditions (controllers.TrimManagedCluster). Placements are cached
 // whole: a ClusterGroupUpgrade's spec.placementRef names one of the user's.
-// Other ConfigMaps, and Secrets, are never cached: the client reads them directly.
-func cacheOptions() (cache.Options, error) {
+// Other ConfigMaps, and Secrets, are never cached: the client reads them directly. The
+// optional kinds the hub does not serve are left out: the manager could not map them.
+func cacheOptions(unserved hubapi.Unserved) (cache.Options, error) {
 	replicated, err := labels.NewRequirement(replicatedPolicyLabel, selection.DoesNotExist, nil)
 	if err != nil {
 		return cache.Options{}, err
 	}
-	owned, err := labels.NewRequirement(policies.LabelUpgradeNamespace, selection.Exists, nil)
-	if err != nil {
-		return cache.Options{}, err
-	}
+	owned := ownership.Made()
 	// No code reads managedFields: stripping them keeps every cached object smaller, and
 	// the updates the operator sends from cached objects (an update without managedFields
 	// leaves the stored ones as they are) about half as large.
-	return cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
-		&policyv1.Policy{}:                    {Label: labels.NewSelector().Add(*replicated)},
-		&viewv1beta1.ManagedClusterView{}:     {Label: labels.NewSelector().Add(*owned)},
-		&actionv1beta1.ManagedClusterAction{}: {Label: labels.NewSelector().Add(*owned)},
-		&clusterv1.ManagedCluster{}:           {Transform: controllers.TrimManagedCluster},
-		&workv1.ManifestWork{}:                {Label: labels.NewSelector().Add(*owned)},
-		&policyv1.PlacementBinding{}:          {Label: labels.NewSelector().Add(*owned)},
-		&corev1.ConfigMap{}:                   {Label: labels.NewSelector().Add(*owned)},
-	}}, nil
+	byObject := map[client.Object]cache.ByObject{
+		&policyv1.Policy{}:           {Label: labels.NewSelector().Add(*replicated)},
+		&clusterv1.ManagedCluster{}:  {Transform: controllers.TrimManagedCluster},
+		&policyv1.PlacementBinding{}: {Label: owned},
+		&corev1.ConfigMap{}:          {Label: owned},
+	}
+	for _, k := range ownership.Kinds {
+		// The operator's views, actions and ManifestWorks, on a hub that serves them.
+		if k.Needs != (hubapi.API{}) && !unserved.Missing(k.Needs) {
+			byObject[k.Object] = cache.ByObject{Label: owned}
+		}
+	}
+	return cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: byObject}, nil
 }
 
 // replicatedPolicyLabel marks the policies the propagator replicates into cluster
@@ -126,7 +127,8 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	shutdown := opts.GracefulShutdown
-	cacheOpts, err := cacheOptions()
+	unserved := hubapi.UnservedOf(missing)
+	cacheOpts, err := cacheOptions(unserved)
 	if err != nil {
 		return nil, err
 	}
@@ -155,14 +157,12 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding readiness check: %w", err)
 	}
-	for _, api := range missing {
-		mgr.GetLogger().Info("Optional API not served; features using it report it when used", "api", api.String())
+	for _, api := range unserved.APIs() {
+		mgr.GetLogger().Info("Optional API not served: the features that need it are off, and a rollout asking for one is not Validated (HubAPINotServed)",
+			"api", api.String(), "features", optionalFeatures[api])
 	}
 	mgr.GetLogger().Info("Default enforcement", "mode", enforcement, "asked", opts.DefaultEnforcement)
-	if err := setupControllers(mgr, opts, served{
-		views: !slices.ContainsFunc(missing, isViews), actions: !slices.ContainsFunc(missing, isActions),
-		works: !slices.ContainsFunc(missing, isWorks), enforcement: enforcement,
-	}); err != nil {
+	if err := setupControllers(mgr, opts, served{unserved: unserved, enforcement: enforcement}); err != nil {
 		return nil, err
 	}
 	return mgr, nil
@@ -172,9 +172,12 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 // reads without watching: the objects it writes to enforce policies, the cluster set
 // bindings it checks, and its ConfigMap copies. They then sync with the manager's cache,
 // and no list reaches the API server once the rollouts run.
-func startInformers(mgr manager.Manager) error {
-	for _, o := range []client.Object{&clusterv1beta1.Placement{}, &policyv1.PlacementBinding{},
-		&clusterv1beta2.ManagedClusterSetBinding{}, &corev1.ConfigMap{}} {
+func startInformers(mgr manager.Manager, unserved hubapi.Unserved) error {
+	objects := []client.Object{&clusterv1beta1.Placement{}, &policyv1.PlacementBinding{}, &corev1.ConfigMap{}}
+	if !unserved.SetBindings {
+		objects = append(objects, &clusterv1beta2.ManagedClusterSetBinding{})
+	}
+	for _, o := range objects {
 		if _, err := mgr.GetCache().GetInformer(context.Background(), o); err != nil {
 			return fmt.Errorf("registering the informer of %T: %w", o, err)
 		}
@@ -190,26 +193,20 @@ func positive(d time.Duration) *time.Duration {
 	return &d
 }
 
-// isViews tells the ManagedClusterView API.
-func isViews(api hubapi.API) bool {
-	return api.GroupVersion == viewv1beta1.GroupVersion
+// optionalFeatures says, for the start-up log, what each optional API is for.
+var optionalFeatures = map[hubapi.API]string{
+	hubapi.Views:         "pre-caching, upgrade checks, health checks, InstallPlan approval",
+	hubapi.Actions:       "pre-caching, health checks, InstallPlan approval",
+	hubapi.Works:         "manifestWorkTemplates, pre- and post-upgrade actions",
+	hubapi.WorkTemplates: "manifestWorkTemplates, pre- and post-upgrade actions",
+	hubapi.SetBindings:   "binding the global cluster set to a CGU's namespace in Copy mode (bind a cluster set there yourself)",
 }
 
-// isActions tells the ManagedClusterAction API.
-func isActions(api hubapi.API) bool {
-	return api.GroupVersion == actionv1beta1.GroupVersion
-}
-
-// isWorks tells the ManifestWork and ManifestWorkReplicaSet APIs.
-func isWorks(api hubapi.API) bool {
-	return api.GroupVersion.Group == workv1.GroupName
-}
-
-// served says which optional APIs the hub serves, and the enforcement mode its
+// served says which optional APIs the hub does not serve, and the enforcement mode its
 // PlacementBindings allow by default.
 type served struct {
-	views, actions, works bool
-	enforcement           ranv1alpha1.EnforcementMode
+	unserved    hubapi.Unserved
+	enforcement ranv1alpha1.EnforcementMode
 }
 
 // defaultEnforcement resolves --default-enforcement: auto is Override when the hub's
@@ -242,9 +239,7 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Clock: clk,
 		Copies: mgr.GetCache(), Recorder: recorder, Events: events, Metrics: metrics.Default(),
 		MaxClustersInProgress:   opts.MaxClustersInProgress,
-		ViewsServed:             hub.views,
-		ActionsServed:           hub.actions,
-		WorksServed:             hub.works,
+		Unserved:                hub.unserved,
 		Graphs:                  &updateservice.Client{HTTP: &http.Client{Timeout: graphTimeout}, Clock: clk},
 		UpdateService:           opts.UpdateService,
 		SpokeImage:              opts.SpokeImage,
@@ -256,7 +251,7 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)
 	}
-	if err := startInformers(mgr); err != nil {
+	if err := startInformers(mgr, hub.unserved); err != nil {
 		return err
 	}
 	if opts.ZTP {

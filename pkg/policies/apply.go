@@ -2,27 +2,24 @@ package policies
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 
-	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
-	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
-	workv1 "open-cluster-management.io/api/work/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/hubtemplate"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 )
 
 // GlobalClusterSet is the cluster set holding every managed cluster; Copy mode binds it to
@@ -57,16 +54,12 @@ type Writer struct {
 	// holds only those (labelled for their owner); nil reads them through Reader.
 	Copies client.Reader
 	Scheme *runtime.Scheme
-	// Unserved marks the kinds the hub does not serve: Cleanup does not look for them.
-	Unserved Unserved
+	// Unserved marks the optional kinds the hub does not serve: Cleanup does not look for
+	// them, and Apply binds no cluster set without the set binding API.
+	Unserved hubapi.Unserved
 
 	// written counts, during Apply, the objects ensure created or changed.
 	written *int
-}
-
-// Unserved marks the optional kinds a hub does not serve.
-type Unserved struct {
-	Views, Actions, Works bool
 }
 
 func (w Writer) copies() client.Reader {
@@ -85,8 +78,10 @@ func (w Writer) copies() client.Reader {
 func (w Writer) Apply(ctx context.Context, e Enforcement) (int, error) {
 	written := 0
 	w.written = &written
-	owner := Owner{Namespace: e.Upgrade.Namespace, Name: e.Upgrade.Name}
-	if e.Mode != ranv1alpha1.EnforcementOverride {
+	owner := ownership.Owner{Namespace: e.Upgrade.Namespace, Name: e.Upgrade.Name}
+	if e.Mode != ranv1alpha1.EnforcementOverride && !w.Unserved.SetBindings {
+		// Without the set binding API, the Placements select from the cluster sets
+		// bound to the namespace by other means.
 		if err := w.ensureClusterSetBinding(ctx, owner.Namespace); err != nil {
 			return written, err
 		}
@@ -99,7 +94,7 @@ func (w Writer) Apply(ctx context.Context, e Enforcement) (int, error) {
 	return written, nil
 }
 
-func (w Writer) applyPolicy(ctx context.Context, e Enforcement, owner Owner, parent *policyv1.Policy, clusters []string, frozen bool) error {
+func (w Writer) applyPolicy(ctx context.Context, e Enforcement, owner ownership.Owner, parent *policyv1.Policy, clusters []string, frozen bool) error {
 	name := names.Placement(owner.Namespace, owner.Name, parent.Name)
 	namespace, subject, override := owner.Namespace, "", e.Mode == ranv1alpha1.EnforcementOverride
 	if override {
@@ -131,7 +126,7 @@ func (w Writer) applyPolicy(ctx context.Context, e Enforcement, owner Owner, par
 	return nil
 }
 
-func (w Writer) applyCopy(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade, owner Owner, parent *policyv1.Policy, frozen bool) (*policyv1.Policy, error) {
+func (w Writer) applyCopy(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade, owner ownership.Owner, parent *policyv1.Policy, frozen bool) (*policyv1.Policy, error) {
 	cp, err := EnforceCopy(parent, owner)
 	if err != nil {
 		return nil, err
@@ -168,7 +163,7 @@ func (w Writer) applyCopy(ctx context.Context, upgrade *ranv1alpha1.ClusterGroup
 
 // copyConfigMap copies a ConfigMap a hub template reads into the copy's namespace, under the
 // same name. It refuses to overwrite a ConfigMap the operator did not make.
-func (w Writer) copyConfigMap(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade, owner Owner, from, name string) error {
+func (w Writer) copyConfigMap(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade, owner ownership.Owner, from, name string) error {
 	src := &corev1.ConfigMap{}
 	if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: from, Name: name}, src); err != nil {
 		return fmt.Errorf("reading ConfigMap %s/%s for a hub template: %w", from, name, err)
@@ -178,7 +173,7 @@ func (w Writer) copyConfigMap(ctx context.Context, upgrade *ranv1alpha1.ClusterG
 	existing := &corev1.ConfigMap{}
 	err := w.copies().Get(ctx, client.ObjectKeyFromObject(dst), existing)
 	if apierrors.IsNotFound(err) {
-		if err := controllerutil.SetOwnerReference(upgrade, dst, w.Scheme); err != nil {
+		if err := ownership.Adopt(upgrade, dst, w.Scheme); err != nil {
 			return err
 		}
 		if err = w.Client.Create(ctx, dst); !apierrors.IsAlreadyExists(err) {
@@ -191,7 +186,7 @@ func (w Writer) copyConfigMap(ctx context.Context, upgrade *ranv1alpha1.ClusterG
 	switch {
 	case err != nil:
 		return err
-	case !Owned(existing.Labels, owner):
+	case !owner.Owns(existing.Labels):
 		return fmt.Errorf("ConfigMap %s/%s exists and was not copied by this ClusterGroupUpgrade", dst.Namespace, dst.Name)
 	case maps.Equal(existing.Data, dst.Data) && maps.EqualFunc(existing.BinaryData, dst.BinaryData, bytesEqual):
 		return nil
@@ -202,18 +197,8 @@ func (w Writer) copyConfigMap(ctx context.Context, upgrade *ranv1alpha1.ClusterG
 
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
 
-// Owned reports whether labels mark an object as made for owner.
-func Owned(labels map[string]string, owner Owner) bool {
-	for k, v := range owner.Labels() {
-		if labels[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-// ensure creates desired, or patches the existing object with set when that changes it.
-// Objects in the upgrade's namespace get an owner reference to it. The patch is a merge
+// ensure creates desired, or patches the existing object with set when that changes it;
+// ownership.Adopt marks it as the upgrade's. The patch is a merge
 // patch without a resourceVersion: the operator is the only writer of these objects' spec
 // and metadata, while the placement controller and the propagator keep writing their
 // status, so an update checked against the cached resourceVersion would often conflict and
@@ -229,10 +214,7 @@ func (w Writer) ensure(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpg
 		}
 		maps.Copy(labels, desired.GetLabels())
 		existing.SetLabels(labels)
-		if existing.GetNamespace() == upgrade.Namespace {
-			return controllerutil.SetControllerReference(upgrade, existing, w.Scheme)
-		}
-		return nil
+		return ownership.Adopt(upgrade, existing, w.Scheme)
 	})
 	if err == nil && result != controllerutil.OperationResultNone && w.written != nil {
 		*w.written++
@@ -265,7 +247,7 @@ func (w Writer) ensureClusterSetBinding(ctx context.Context, namespace string) e
 // Made returns the objects, named but empty, that Apply makes to enforce the managed policy
 // namespace/name for owner in mode: the PlacementBinding, then (Copy mode) the enforce copy,
 // then the Placement, in the order to delete them.
-func Made(owner Owner, mode ranv1alpha1.EnforcementMode, namespace, name string) []client.Object {
+func Made(owner ownership.Owner, mode ranv1alpha1.EnforcementMode, namespace, name string) []client.Object {
 	placement := names.Placement(owner.Namespace, owner.Name, name)
 	where := owner.Namespace
 	if mode == ranv1alpha1.EnforcementOverride {
@@ -283,87 +265,6 @@ func Made(owner Owner, mode ranv1alpha1.EnforcementMode, namespace, name string)
 // that policy is deleted during the rollout: an enforce copy outlives its parent and would
 // go on enforcing on the clusters its Placement last selected. Only objects labelled for
 // owner are deleted; those already gone are skipped.
-func (w Writer) Release(ctx context.Context, owner Owner, mode ranv1alpha1.EnforcementMode, namespace, name string) error {
-	for _, o := range Made(owner, mode, namespace, name) {
-		err := w.Client.Get(ctx, client.ObjectKeyFromObject(o), o)
-		switch {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
-			return fmt.Errorf("reading %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err)
-		case !Owned(o.GetLabels(), owner):
-			continue
-		}
-		uid := o.GetUID()
-		if err := w.Client.Delete(ctx, o, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err)
-		}
-	}
-	return nil
-}
-
-// Cleanup deletes every object made for owner: enforce copies, Placements,
-// PlacementBindings, ManagedClusterViews, ManagedClusterActions, ManifestWorks and copied
-// ConfigMaps, in every namespace. It returns how many were found, those already being
-// deleted included. Everything is listed from the cache (Client, and Copies for the
-// ConfigMaps), which holds these kinds filtered by the owner labels: cleaning up reads
-// nothing from the API server.
-func (w Writer) Cleanup(ctx context.Context, owner Owner) (int, error) {
-	selector := client.MatchingLabels(owner.Labels())
-	lists := []client.ObjectList{&policyv1.PlacementBindingList{}, &clusterv1beta1.PlacementList{}, &policyv1.PolicyList{}}
-	// Deleting an action nobody answered yet (an unreachable cluster) keeps it from creating
-	// a Job there later. Deleting a ManifestWork lets its work agent delete what it
-	// applied, unless the template's deleteOption orphans it.
-	for _, optional := range []struct {
-		list   client.ObjectList
-		absent bool
-	}{
-		{&viewv1beta1.ManagedClusterViewList{}, w.Unserved.Views},
-		{&actionv1beta1.ManagedClusterActionList{}, w.Unserved.Actions},
-		{&workv1.ManifestWorkList{}, w.Unserved.Works},
-	} {
-		if !optional.absent {
-			lists = append(lists, optional.list)
-		}
-	}
-	found := 0
-	var errs []error
-	for _, list := range lists {
-		if err := w.Client.List(ctx, list, selector); err != nil {
-			if !meta.IsNoMatchError(err) {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		n, err := w.deleteAll(ctx, list)
-		found += n
-		errs = append(errs, err)
-	}
-	var configMaps corev1.ConfigMapList
-	if err := w.copies().List(ctx, &configMaps, client.InNamespace(owner.Namespace), selector); err != nil {
-		errs = append(errs, err)
-	} else {
-		n, err := w.deleteAll(ctx, &configMaps)
-		found += n
-		errs = append(errs, err)
-	}
-	return found, errors.Join(errs...)
-}
-
-func (w Writer) deleteAll(ctx context.Context, list client.ObjectList) (int, error) {
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return 0, err
-	}
-	var errs []error
-	for _, item := range items {
-		o, ok := item.(client.Object)
-		if !ok || !o.GetDeletionTimestamp().IsZero() {
-			continue // already being deleted: its finalizers hold it
-		}
-		if err := w.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("deleting %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err))
-		}
-	}
-	return len(items), errors.Join(errs...)
+func (w Writer) Release(ctx context.Context, owner ownership.Owner, mode ranv1alpha1.EnforcementMode, namespace, name string) error {
+	return ownership.Cleaner{Client: w.Client}.Delete(ctx, owner, Made(owner, mode, namespace, name)...)
 }

@@ -15,38 +15,26 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
-	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 )
 
-// Labels linking the objects of a rollout back to their ClusterGroupUpgrade and, for enforce
-// copies, to the policy they copy.
+// Labels linking an enforce copy to the policy it copies (besides the owner's labels,
+// ownership.Owner.Labels).
 const (
-	LabelUpgradeNamespace = "ran.openshift.io/cgu-namespace"
-	LabelParentPolicy     = "ran.openshift.io/parent-policy-name"
-	LabelParentNamespace  = "ran.openshift.io/parent-policy-namespace"
+	LabelParentPolicy    = "ran.openshift.io/parent-policy-name"
+	LabelParentNamespace = "ran.openshift.io/parent-policy-namespace"
 )
 
 // clusterNameLabel is the label ACM's cluster-labels controller sets to each ManagedCluster's
 // name; Placements select exact clusters with it.
 const clusterNameLabel = "name"
 
-// Owner names the ClusterGroupUpgrade objects belong to.
-type Owner struct {
-	Namespace, Name string
-}
-
-// Labels are the labels every object made for the owner carries. A ClusterGroupUpgrade name
-// may be longer than a label value may be; names.LabelValue shortens it deterministically.
-func (o Owner) Labels() map[string]string {
-	return map[string]string{ranv1alpha1.LabelUpgradeName: names.LabelValue(o.Name), LabelUpgradeNamespace: o.Namespace}
-}
-
 // EnforceCopy returns the enforce copy of a managed policy for owner, in owner's namespace:
 // the parent's spec with remediationAction enforce, at the policy and in every template,
 // and every template renamed (template names must be unique in a cluster namespace, and the
 // parent keeps its own there).
-func EnforceCopy(parent *policyv1.Policy, owner Owner) (*policyv1.Policy, error) {
+func EnforceCopy(parent *policyv1.Policy, owner ownership.Owner) (*policyv1.Policy, error) {
 	labels := owner.Labels()
 	labels[LabelParentPolicy], labels[LabelParentNamespace] = parent.Name, parent.Namespace
 	cp := &policyv1.Policy{

@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 )
 
 func parentPolicy() *policyv1.Policy {
@@ -41,7 +43,7 @@ func templateField(t *testing.T, raw []byte, path ...string) string {
 
 func TestEnforceCopy(t *testing.T) {
 	parent := parentPolicy()
-	owner := Owner{Namespace: "ztp-install", Name: "cgu-1"}
+	owner := ownership.Owner{Namespace: "ztp-install", Name: "cgu-1"}
 	cp, err := EnforceCopy(parent, owner)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ func TestEnforceCopy(t *testing.T) {
 	if cp.Spec.RemediationAction != policyv1.Enforce || cp.Spec.Disabled {
 		t.Fatalf("copy spec: action %s disabled %v, want enforce and enabled", cp.Spec.RemediationAction, cp.Spec.Disabled)
 	}
-	wantLabels := map[string]string{"ran.openshift.io/cgu": "cgu-1", LabelUpgradeNamespace: "ztp-install",
+	wantLabels := map[string]string{"ran.openshift.io/cgu": "cgu-1", ownership.LabelUpgradeNamespace: "ztp-install",
 		LabelParentPolicy: "du-upgrade-platform", LabelParentNamespace: "ztp-group"}
 	for k, v := range wantLabels {
 		if cp.Labels[k] != v {
@@ -84,7 +86,7 @@ func TestEnforceCopyRejectsUnusableTemplates(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := parentPolicy()
 			p.Spec.PolicyTemplates[1].ObjectDefinition.Raw = []byte(raw)
-			_, err := EnforceCopy(p, Owner{Namespace: "ns", Name: "cgu"})
+			_, err := EnforceCopy(p, ownership.Owner{Namespace: "ns", Name: "cgu"})
 			if err == nil || !strings.Contains(err.Error(), "policy ztp-group/du-upgrade-platform, policy-templates[1]") {
 				t.Fatalf("error %v, want one naming the template", err)
 			}
@@ -126,7 +128,7 @@ func TestEnforceCopyPinsDependencyNamespaces(t *testing.T) {
 	}
 	parent.Spec.Dependencies = []policyv1.PolicyDependency{dep(""), dep("elsewhere")}
 	parent.Spec.PolicyTemplates[0].ExtraDependencies = []policyv1.PolicyDependency{dep("")}
-	cp, err := EnforceCopy(parent, Owner{Namespace: "ztp-install", Name: "cgu-1"})
+	cp, err := EnforceCopy(parent, ownership.Owner{Namespace: "ztp-install", Name: "cgu-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 )
 
 // TestCopyConfigMap copies a hub template's ConfigMap through a Writer whose cache of copies
@@ -26,7 +27,7 @@ func TestCopyConfigMap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	owner := Owner{Namespace: "cgu-ns", Name: "upgrade"}
+	owner := ownership.Owner{Namespace: "cgu-ns", Name: "upgrade"}
 	upgrade := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: owner.Name, UID: "u1"}}
 	source := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ztp", Name: "site"}, Data: map[string]string{"version": "4.16.12"}}
 	dst := func(labels map[string]string, version string) *corev1.ConfigMap {

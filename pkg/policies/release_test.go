@@ -14,10 +14,11 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 )
 
 func TestMade(t *testing.T) {
-	owner := Owner{Namespace: "cgu-ns", Name: "upgrade"}
+	owner := ownership.Owner{Namespace: "cgu-ns", Name: "upgrade"}
 	placement := names.Placement("cgu-ns", "upgrade", "platform")
 	cases := map[string]struct {
 		mode ranv1alpha1.EnforcementMode
@@ -66,7 +67,7 @@ func typeName(o client.Object) string {
 // TestRelease deletes the objects of the deleted policy made for the owner, and nothing of
 // another policy or not labelled for the owner.
 func TestRelease(t *testing.T) {
-	owner := Owner{Namespace: "cgu-ns", Name: "upgrade"}
+	owner := ownership.Owner{Namespace: "cgu-ns", Name: "upgrade"}
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{policyv1.AddToScheme, clusterv1beta1.Install} {
 		if err := add(scheme); err != nil {

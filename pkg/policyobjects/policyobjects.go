@@ -142,3 +142,76 @@ func KindsIn(raw string, kinds ...string) []string {
 	}
 	return out
 }
+
+// Collect returns what read makes of each object definition of p that must exist, in
+// template order (read reports false for an object it does not want), and, for an
+// object-templates-raw that holds templates, what templated makes of each of kinds it
+// mentions: such objects are only known by kind until the templates are resolved.
+func Collect[T any](p *policyv1.Policy, kinds []string, read func(definition map[string]any) (T, bool, error), templated func(kind string) T) ([]T, error) {
+	var out []T
+	err := Read(p, Visitor{
+		Object: func(obj map[string]any) error {
+			t, ok, err := read(obj)
+			if ok {
+				out = append(out, t)
+			}
+			return err
+		},
+		Templated: func(raw string) error {
+			for _, kind := range KindsIn(raw, kinds...) {
+				out = append(out, templated(kind))
+			}
+			return nil
+		},
+	})
+	return out, err
+}
+
+// String returns the string at path in an object definition: "" when absent or null, and
+// templated (with "") when a string holding a template stands in place of the value or of
+// an object on the path. Another JSON type on the path is an error that names the field and
+// the type found.
+func String(obj map[string]any, path ...string) (value string, templated bool, err error) {
+	var cur any = obj
+	for i, key := range path {
+		switch v := cur.(type) {
+		case nil:
+			return "", false, nil
+		case map[string]any:
+			cur = v[key]
+		case string:
+			if strings.Contains(v, TemplateDelimiter) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("%s is a string, not an object", strings.Join(path[:i], "."))
+		default:
+			return "", false, fmt.Errorf("%s is %s, not an object", strings.Join(path[:i], "."), jsonType(v))
+		}
+	}
+	switch v := cur.(type) {
+	case nil:
+		return "", false, nil
+	case string:
+		if strings.Contains(v, TemplateDelimiter) {
+			return "", true, nil
+		}
+		return v, false, nil
+	default:
+		return "", false, fmt.Errorf("%s is %s, not a string", strings.Join(path, "."), jsonType(v))
+	}
+}
+
+// jsonType names, for messages, the JSON type of a value encoding/json decoded into any.
+func jsonType(v any) string {
+	switch v.(type) {
+	case bool:
+		return "a boolean"
+	case float64, json.Number:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return "of another type"
+}

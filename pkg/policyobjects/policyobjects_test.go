@@ -55,3 +55,62 @@ func TestReadErrorsNameTheTemplate(t *testing.T) {
 		t.Fatalf("a nil policy: %v", err)
 	}
 }
+
+func TestCollect(t *testing.T) {
+	p := policy(
+		`{"object-templates":[{"objectDefinition":{"kind":"A","n":1}},{"objectDefinition":{"kind":"B"}},{"objectDefinition":{"kind":"A","n":2}}]}`,
+		`{"object-templates-raw":"{{ range .x }}- objectDefinition: {kind: A}{{ end }}"}`,
+	)
+	read := func(obj map[string]any) (string, bool, error) {
+		if obj["kind"] != "A" {
+			return "", false, nil
+		}
+		return fmt.Sprintf("A%v", obj["n"]), true, nil
+	}
+	got, err := Collect(p, []string{"A", "Z"}, read, func(kind string) string { return "templated " + kind })
+	if err != nil || fmt.Sprint(got) != "[A1 A2 templated A]" {
+		t.Fatalf("got %q, %v; want [A1 A2 templated A]", got, err)
+	}
+	_, err = Collect(p, nil, func(map[string]any) (string, bool, error) { return "", false, fmt.Errorf("unreadable") }, nil)
+	if err == nil || err.Error() != "policy p: policy-templates[0]: object-templates[0]: unreadable" {
+		t.Fatalf("error %v, want the first object's, naming it", err)
+	}
+}
+
+func TestString(t *testing.T) {
+	obj := map[string]any{
+		"spec": map[string]any{"version": "4.17.3", "templated": "{{ .v }}", "number": 3.0, "list": []any{}, "null": nil},
+		"raw":  "{{ hub }}", "text": "plain",
+	}
+	for name, tc := range map[string]struct {
+		path      []string
+		want      string
+		templated bool
+		err       string
+	}{
+		"a string":                          {path: []string{"spec", "version"}, want: "4.17.3"},
+		"absent":                            {path: []string{"spec", "channel"}},
+		"null":                              {path: []string{"spec", "null"}},
+		"below an absent object":            {path: []string{"status", "desired", "version"}},
+		"a template in place of the value":  {path: []string{"spec", "templated"}, templated: true},
+		"a template in place of an object":  {path: []string{"raw", "version"}, templated: true},
+		"a number":                          {path: []string{"spec", "number"}, err: "spec.number is a number, not a string"},
+		"an array":                          {path: []string{"spec", "list"}, err: "spec.list is an array, not a string"},
+		"an object":                         {path: []string{"spec"}, err: "spec is an object, not a string"},
+		"a plain string in place of object": {path: []string{"text", "version"}, err: "text is a string, not an object"},
+		"a number in place of an object":    {path: []string{"spec", "number", "x"}, err: "spec.number is a number, not an object"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, templated, err := String(obj, tc.path...)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want || templated != tc.templated {
+				t.Fatalf("got %q, templated %v, error %v; want %q, templated %v", got, templated, err, tc.want, tc.templated)
+			}
+		})
+	}
+}

@@ -43,7 +43,6 @@ const (
 	kindSubscription  = "Subscription"
 	kindCatalogSource = "CatalogSource"
 	olmGroup          = "operators.coreos.com"
-	templateDelimiter = policyobjects.TemplateDelimiter
 	// quoteLimit bounds, in characters, a value quoted in a message.
 	quoteLimit = 100
 )
@@ -531,24 +530,15 @@ func readPolicies(policies []*policyv1.Policy) (policyContent, *problem) {
 
 // operatorObjects returns the Subscriptions and CatalogSources of a policy, in template order.
 func operatorObjects(p *policyv1.Policy) ([]operatorObject, error) {
-	var out []operatorObject
-	err := policyobjects.Read(p, policyobjects.Visitor{
-		Object: func(obj map[string]any) error {
+	return policyobjects.Collect(p, []string{kindSubscription, kindCatalogSource},
+		func(obj map[string]any) (operatorObject, bool, error) {
 			o, ok, err := operator(obj)
-			if ok {
-				o.policy = p.Name
-				out = append(out, o)
-			}
-			return err
+			o.policy = p.Name
+			return o, ok, err
 		},
-		Templated: func(raw string) error {
-			for _, kind := range policyobjects.KindsIn(raw, kindSubscription, kindCatalogSource) {
-				out = append(out, operatorObject{policy: p.Name, kind: kind, templated: "object-templates-raw"})
-			}
-			return nil
-		},
-	})
-	return out, err
+		func(kind string) operatorObject {
+			return operatorObject{policy: p.Name, kind: kind, templated: "object-templates-raw"}
+		})
 }
 
 // objectField is a string field of an object and where to read it into.
@@ -559,11 +549,11 @@ type objectField struct {
 
 // operator reads an object definition that is an OLM Subscription or CatalogSource.
 func operator(obj map[string]any) (operatorObject, bool, error) {
-	kind, _, err := stringAt(obj, "kind")
+	kind, _, err := policyobjects.String(obj, "kind")
 	if err != nil {
 		return operatorObject{}, false, err
 	}
-	apiVersion, apiTemplated, err := stringAt(obj, "apiVersion")
+	apiVersion, apiTemplated, err := policyobjects.String(obj, "apiVersion")
 	if err != nil {
 		return operatorObject{}, false, err
 	}
@@ -581,7 +571,7 @@ func operator(obj map[string]any) (operatorObject, bool, error) {
 		return operatorObject{}, false, nil
 	}
 	for _, f := range fields {
-		value, templated, err := stringAt(obj, strings.Split(f.path, ".")...)
+		value, templated, err := policyobjects.String(obj, strings.Split(f.path, ".")...)
 		if err != nil {
 			return operatorObject{}, false, err
 		}
@@ -591,34 +581,4 @@ func operator(obj map[string]any) (operatorObject, bool, error) {
 		}
 	}
 	return o, true, nil
-}
-
-// stringAt returns the string at path in a decoded JSON object: "" when absent or null, and
-// templated (with "") when a string holding a template stands in place of the value or of an
-// object on the path. Another JSON type on the path is an error.
-func stringAt(obj map[string]any, path ...string) (string, bool, error) {
-	var cur any = obj
-	depth := 0
-	for ; depth < len(path); depth++ {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			break
-		}
-		cur = m[path[depth]]
-	}
-	switch v := cur.(type) {
-	case nil:
-		return "", false, nil
-	case string:
-		if strings.Contains(v, templateDelimiter) {
-			return "", true, nil
-		}
-		if depth == len(path) {
-			return v, false, nil
-		}
-	}
-	if depth == len(path) {
-		return "", false, fmt.Errorf("%s is not a string", strings.Join(path, "."))
-	}
-	return "", false, fmt.Errorf("%s is not an object", strings.Join(path[:depth], "."))
 }

@@ -406,7 +406,7 @@ func TestDerive(t *testing.T) {
 			in: precache.Input{Policies: []*policyv1.Policy{operators, policy("broken", map[string]any{
 				"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription", "spec": map[string]any{"name": 3}})}},
 			wantReason:  ranv1alpha1.ReasonPrecacheSpecIncomplete,
-			wantMessage: "Cannot read a managed policy: policy broken: policy-templates[0]: object-templates[0]: spec.name is not a string",
+			wantMessage: "Cannot read a managed policy: policy broken: policy-templates[0]: object-templates[0]: spec.name is a number, not a string",
 			want:        ranv1alpha1.PrecachingSpec{OperatorsIndexes: []string{index}, OperatorsPackagesAndChannels: []string{"ptp-operator:stable"}},
 		},
 

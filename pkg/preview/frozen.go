@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/estimate"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 )
@@ -100,7 +103,7 @@ func FromRecords(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.Clu
 		return Frozen{}, fmt.Errorf("reading the frozen plan of %s/%s: %w", cgu.Namespace, cgu.Name, err)
 	}
 	f.Plan = p
-	f.Ended = EndedDurations(records)
+	f.Ended = estimate.EndedDurations(records)
 	f.Clusters = map[string]ranv1alpha1.ClusterProgress{}
 	for _, b := range records {
 		if b.Spec.Upgrade != cgu.Name {
@@ -128,4 +131,23 @@ func earliest(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// AcceptedPolicies reads the managed policies a started rollout accepted
+// (status.managedPoliciesForUpgrade), in order; an entry is nil when its policy was
+// deleted.
+func AcceptedPolicies(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade) ([]*policyv1.Policy, error) {
+	var out []*policyv1.Policy
+	for _, ref := range cgu.Status.ManagedPoliciesForUpgrade {
+		p := &policyv1.Policy{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, p)
+		switch {
+		case apierrors.IsNotFound(err):
+			p = nil
+		case err != nil:
+			return nil, fmt.Errorf("reading policy %s/%s: %w", ref.Namespace, ref.Name, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }

@@ -1,8 +1,10 @@
-// Package preview reads a ClusterGroupUpgrade's remediation plan from the hub for tools such
-// as the kubectl-cgu plugin: before the rollout starts, the plan the operator would freeze
-// if it started now, computed with the operator's own pure functions (pkg/selection,
-// pkg/blocking, pkg/validate, pkg/plan); once it started, the frozen plan and each cluster's
-// progress, read from the ClusterGroupUpgradeBatch records. It only reads.
+// Package preview reads a ClusterGroupUpgrade's remediation plan from the hub: before the
+// rollout starts, the facts the start is decided from (Gather: the blocking rollouts, the
+// selection, the managed policies and their checks, the plan the operator would freeze
+// now), computed with the operator's own pure functions (pkg/selection, pkg/blocking,
+// pkg/validate, pkg/plan); once it started, the frozen plan and each cluster's progress
+// (ReadFrozen, from the ClusterGroupUpgradeBatch records). The operator gathers through it,
+// and tools such as the kubectl-cgu plugin show what it would do. It only reads.
 package preview
 
 import (
@@ -23,7 +25,9 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
+	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/hubtemplate"
+	"github.com/cgu-operator/cgu-operator/pkg/installplan"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
@@ -109,6 +113,9 @@ type Scope struct {
 	// Enforcement is how the rollout enforces its policies; empty is spec.enforcement,
 	// else Copy. Copy mode cannot copy every hub template.
 	Enforcement ranv1alpha1.EnforcementMode
+	// Unserved are the optional APIs the hub does not serve: a spec asking for a feature
+	// that needs one is invalid (hubapi.Features). The zero value assumes them all served.
+	Unserved hubapi.Unserved
 }
 
 // GatherIn is Gather for an operator restricted to scope: a managed policy found only in
@@ -131,6 +138,9 @@ func GatherIn(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 		return f, err
 	}
 	resolved, f.Policies, f.CompliantBefore = splitCompliant(resolved, f.Policies, f.Selected)
+	if f.Invalid = g.hubAPIs(f.Policies); f.Invalid != nil {
+		return f, nil
+	}
 	var canaries []string
 	maxConcurrency := 0
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
@@ -164,7 +174,11 @@ func (g gatherer) selection(ctx context.Context, excluded map[string]bool) ([]st
 		return nil, nil, err
 	}
 	spec := g.cgu.Spec
-	res, err := pkgselection.Select(pkgselection.Input{Clusters: spec.Clusters, LabelSelectors: spec.ClusterLabelSelectors,
+	selectors := make([]metav1.LabelSelector, len(spec.ClusterLabelSelectors))
+	for i, ls := range spec.ClusterLabelSelectors {
+		selectors[i] = ls.LabelSelector()
+	}
+	res, err := pkgselection.Select(pkgselection.Input{Clusters: spec.Clusters, LabelSelectors: selectors,
 		ClusterSelector: spec.ClusterSelector, Known: known})
 	if err != nil {
 		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidClusterSelector, Message: "Invalid selector: " + err.Error()}, nil
@@ -371,8 +385,11 @@ func hubTemplateProblem(p *policyv1.Policy) *rollout.Problem {
 
 // manifestWorkTemplates checks that the ManifestWorkReplicaSets of
 // spec.manifestWorkTemplates, preUpgradeActions and postUpgradeActions exist, with a valid
-// expected feedback annotation.
+// expected feedback annotation. On a hub known not to serve them, hubAPIs answers.
 func (g gatherer) manifestWorkTemplates(ctx context.Context) (*rollout.Problem, error) {
+	if g.scope.Unserved.Works {
+		return nil, nil
+	}
 	var missing []string
 	spec := g.cgu.Spec
 	for _, name := range slices.Concat(spec.ManifestWorkTemplates, spec.PreUpgradeActions, spec.PostUpgradeActions) {
@@ -401,6 +418,35 @@ func (g gatherer) manifestWorkTemplates(ctx context.Context) (*rollout.Problem, 
 	}
 	return &rollout.Problem{Reason: ranv1alpha1.ReasonNotAllManifestTemplatesExist,
 		Message: fmt.Sprintf("ManifestWorkReplicaSets not found in %s: %s", g.cgu.Namespace, listed(missing))}, nil
+}
+
+// hubAPIs is the problem of a spec asking for a feature whose APIs the hub does not serve
+// (Validated=False): HubAPINotServed, or TALM's NotAllManifestTemplatesExist for the
+// ManifestWork features. policies are the managed policies the rollout would enforce, whose
+// Manual Subscriptions ask for InstallPlan approval.
+func (g gatherer) hubAPIs(policies []*policyv1.Policy) *rollout.Problem {
+	u := g.scope.Unserved
+	if u == (hubapi.Unserved{}) {
+		return nil
+	}
+	approves := false
+	if u.Views || u.Actions {
+		for _, p := range policies {
+			if subs, err := installplan.Chosen(p, g.cgu.Spec.OperatorUpgrades); err == nil && len(subs) > 0 {
+				approves = true
+				break
+			}
+		}
+	}
+	f, message, refused := u.Refusal(hubapi.Features(g.cgu.Spec, approves))
+	if !refused {
+		return nil
+	}
+	reason := ranv1alpha1.ReasonHubAPINotServed
+	if slices.Contains(f.Needs, hubapi.WorkTemplates) {
+		reason = ranv1alpha1.ReasonNotAllManifestTemplatesExist
+	}
+	return &rollout.Problem{Reason: reason, Message: message}
 }
 
 // listed joins names for a message, at most listedLimit of them.

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
@@ -68,7 +69,7 @@ func cgu(mutate func(*ranv1alpha1.ClusterGroupUpgrade)) *ranv1alpha1.ClusterGrou
 	c := &ranv1alpha1.ClusterGroupUpgrade{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "upgrade"},
 		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
-			ClusterLabelSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"fleet": "a"}}},
+			ClusterLabelSelectors: []ranv1alpha1.ClusterLabelSelector{{MatchLabels: map[string]string{"fleet": "a"}}},
 			ManagedPolicies:       []string{"upgrade"},
 			Enable:                ptr.To(false),
 			RemediationStrategy:   &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 2, Canaries: []string{"sno-5"}},
@@ -123,7 +124,7 @@ func TestBuild(t *testing.T) {
 		},
 		"nothing selected": {
 			cgu: cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) {
-				c.Spec.ClusterLabelSelectors = []metav1.LabelSelector{{MatchLabels: map[string]string{"fleet": "z"}}}
+				c.Spec.ClusterLabelSelectors = []ranv1alpha1.ClusterLabelSelector{{MatchLabels: map[string]string{"fleet": "z"}}}
 			}),
 			want: problem(ranv1alpha1.ReasonNoClustersSelected, "The spec selects no cluster"),
 		},
@@ -237,5 +238,67 @@ func TestReadFrozenMissingBatch(t *testing.T) {
 	c := cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Status.StartedAt = &started })
 	if _, err := preview.FromRecords(c, records[1:]); err == nil {
 		t.Fatal("FromRecords without the record of batch 1: no error")
+	}
+}
+
+func TestGatherOnAHubWithoutOptionalAPIs(t *testing.T) {
+	subscription := `{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","spec":{"object-templates":[` +
+		`{"complianceType":"musthave","objectDefinition":{"apiVersion":"operators.coreos.com/v1alpha1","kind":"Subscription",` +
+		`"metadata":{"name":"ptp","namespace":"openshift-ptp"},"spec":{"name":"ptp-operator","channel":"stable","installPlanApproval":"Manual"}}}]}}`
+	operators := policy("policies", "operators", map[string]policyv1.ComplianceState{"sno-1": policyv1.NonCompliant}, nil)
+	operators.Spec.PolicyTemplates = []*policyv1.PolicyTemplate{{ObjectDefinition: runtime.RawExtension{Raw: []byte(subscription)}}}
+	withOperators := func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.ManagedPolicies = []string{"upgrade", "operators"} }
+	cases := map[string]struct {
+		cgu      *ranv1alpha1.ClusterGroupUpgrade
+		unserved hubapi.Unserved
+		want     *rollout.Problem
+	}{
+		"a plain rollout needs no optional API": {
+			cgu: cgu(nil), unserved: hubapi.Unserved{Views: true, Actions: true, Works: true, SetBindings: true},
+		},
+		"ManifestWork templates on a hub without ManifestWorks": {
+			cgu:      cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.ManifestWorkTemplates = []string{"mwrs"} }),
+			unserved: hubapi.Unserved{Works: true},
+			want: &rollout.Problem{Reason: ranv1alpha1.ReasonNotAllManifestTemplatesExist,
+				Message: "spec.manifestWorkTemplates needs APIs the hub does not serve: manifestworks.work.open-cluster-management.io/v1 (Open Cluster Management work), " +
+					"manifestworkreplicasets.work.open-cluster-management.io/v1alpha1 (Open Cluster Management work)"},
+		},
+		"pre-caching on a hub without views": {
+			cgu:      cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.PreCaching = true }),
+			unserved: hubapi.Unserved{Views: true},
+			want: &rollout.Problem{Reason: ranv1alpha1.ReasonHubAPINotServed,
+				Message: "spec.preCaching needs APIs the hub does not serve: managedclusterviews.view.open-cluster-management.io/v1beta1 (Red Hat Advanced Cluster Management foundation)"},
+		},
+		"a Manual Subscription to approve on a hub without actions": {
+			cgu: cgu(withOperators), unserved: hubapi.Unserved{Actions: true},
+			want: &rollout.Problem{Reason: ranv1alpha1.ReasonHubAPINotServed,
+				Message: "InstallPlan approval for the managed policies' Manual Subscriptions needs APIs the hub does not serve: " +
+					"managedclusteractions.action.open-cluster-management.io/v1beta1 (Red Hat Advanced Cluster Management foundation)"},
+		},
+		"a Manual Subscription spec.operatorUpgrades does not choose": {
+			cgu: cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) {
+				withOperators(c)
+				c.Spec.OperatorUpgrades = &ranv1alpha1.OperatorUpgrades{Exclude: []ranv1alpha1.SubscriptionRef{{Namespace: "openshift-ptp", Name: "ptp"}}}
+			}),
+			unserved: hubapi.Unserved{Actions: true},
+		},
+		"a Manual Subscription on a hub that serves views and actions": {
+			cgu: cgu(withOperators), unserved: hubapi.Unserved{Works: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := fake.NewClientBuilder().WithScheme(scheme()).WithObjects(append(fleet(), operators)...).Build()
+			got, err := preview.GatherIn(context.Background(), r, tc.cgu, preview.Scope{Unserved: tc.unserved})
+			if err != nil {
+				t.Fatalf("GatherIn: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got.Invalid); diff != "" {
+				t.Errorf("Invalid (-want +got):\n%s", diff)
+			}
+			if tc.want == nil && len(got.Plan.Batches) == 0 {
+				t.Errorf("no plan for a valid spec")
+			}
+		})
 	}
 }

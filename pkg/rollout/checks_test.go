@@ -9,14 +9,13 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 )
 
-// checkHolds returns a Gates.Check that holds the clusters of held, with their reason.
-func checkHolds(held map[string]string) func(string) *Hold {
-	return func(c string) *Hold {
-		if r, ok := held[c]; ok {
-			return &Hold{Cluster: c, Reason: r, Message: "cluster " + c + " is held: " + r}
-		}
-		return nil
+// checkHolds returns the Gates.Holds of the clusters of held, with their reason.
+func checkHolds(held map[string]string) map[string]Hold {
+	out := map[string]Hold{}
+	for c, r := range held {
+		out[c] = Hold{Cluster: c, Reason: r, Message: "cluster " + c + " is held: " + r}
 	}
+	return out
 }
 
 // A cluster the checks hold is not enforced, does not keep its batch from ending, ends Held,
@@ -26,7 +25,7 @@ func TestCheckedClustersAreHeldNotFailed(t *testing.T) {
 	rf.f.TimeoutMinutes = 240
 	zero := 0
 	held := map[string]string{"a2": "NotRecommended"}
-	rf.f.Gates = Gates{Check: checkHolds(held), MaxFailures: &zero}
+	rf.f.Gates = Gates{Holds: checkHolds(held), MaxFailures: &zero}
 
 	d := rf.decide(0)
 	if got := d.Enforce[0]; len(got) != 1 || got[0] != "a1" {
@@ -73,8 +72,8 @@ func expectHeldToTheEnd(t *testing.T, rf *recordedFleet) {
 // A hold released while its batch runs (a risk accepted) lets the cluster start.
 func TestReleasedHoldStarts(t *testing.T) {
 	fl := gatedFleet(t, []plan.Batch{{Clusters: []string{"a1", "a2"}}}, 1)
-	held := map[string]string{"a2": "RiskUnknown"}
-	fl.f.Gates = Gates{Check: checkHolds(held)}
+	held := checkHolds(map[string]string{"a2": "RiskUnknown"})
+	fl.f.Gates = Gates{Holds: held}
 	fl.decide(0)
 	delete(held, "a2")
 	d := fl.decide(time.Minute)
@@ -87,7 +86,7 @@ func TestReleasedHoldStarts(t *testing.T) {
 // batch's deadline.
 func TestHeldAtTheDeadline(t *testing.T) {
 	fl := gatedFleet(t, []plan.Batch{{Clusters: []string{"a1", "a2"}}}, 1)
-	fl.f.Gates = Gates{Check: checkHolds(map[string]string{"a2": "Downgrade"})}
+	fl.f.Gates = Gates{Holds: checkHolds(map[string]string{"a2": "Downgrade"})}
 	fl.decide(0)
 	d := fl.decide(4 * time.Hour)
 	if d.State != ranv1alpha1.StateTimedOut || d.Progress.Done.Held != 1 || d.Progress.Done.TimedOut != 1 {
@@ -101,10 +100,10 @@ func TestHeldAtTheDeadline(t *testing.T) {
 // A cluster already working is never held: the checks judge clusters before they start.
 func TestChecksDoNotStopAStartedCluster(t *testing.T) {
 	fl := gatedFleet(t, []plan.Batch{{Clusters: []string{"a1"}}}, 2)
-	held := map[string]string{}
-	fl.f.Gates = Gates{Check: checkHolds(held)}
+	held := map[string]Hold{}
+	fl.f.Gates = Gates{Holds: held}
 	fl.decide(0)
-	held["a1"] = "NotRecommended"
+	held["a1"] = Hold{Reason: "NotRecommended"}
 	fl.comply("a1", 0)
 	d := fl.decide(time.Minute)
 	if got := d.Enforce[1]; len(got) != 1 {
@@ -118,8 +117,8 @@ func TestChecksDoNotStopAStartedCluster(t *testing.T) {
 func TestVerifyAfterTheUpgrade(t *testing.T) {
 	rf := newRecordedFleet(t, []plan.Batch{{Clusters: []string{"a1", "a2"}}}, 1)
 	rf.f.TimeoutMinutes = 240
-	checks := map[string]*Verification{"a1": {}, "a2": {}}
-	rf.f.Gates = Gates{Verify: func(c string) *Verification { return checks[c] }}
+	checks := map[string]Verification{"a1": {}, "a2": {}}
+	rf.f.Gates = Gates{Verify: true, Verifications: checks}
 	rf.decide(0)
 	rf.comply("a1", 0)
 	rf.comply("a2", 0)
@@ -136,8 +135,8 @@ func TestVerifyAfterTheUpgrade(t *testing.T) {
 	if c := d.Progress.Clusters["a1"]; !c.Verifying() || !c.Since.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("a1 = %+v, want still verifying since 1m (read back from the records)", c)
 	}
-	checks["a1"] = &Verification{Done: true, Healthy: true}
-	checks["a2"] = &Verification{Done: true, Reason: "ClusterOperatorsUnhealthy", Message: "dns is Degraded"}
+	checks["a1"] = Verification{Done: true, Healthy: true}
+	checks["a2"] = Verification{Done: true, Reason: "ClusterOperatorsUnhealthy", Message: "dns is Degraded"}
 	d = rf.decide(3 * time.Minute)
 	if d.State != ranv1alpha1.StateTimedOut || d.Reason != ranv1alpha1.ReasonClustersFailed ||
 		d.Progress.Done.Completed != 1 || d.Progress.Done.Failed != 1 {
@@ -151,7 +150,7 @@ func TestVerifyAfterTheUpgrade(t *testing.T) {
 // A cluster whose health check never answers times out at its deadline.
 func TestVerifyTimesOut(t *testing.T) {
 	fl := gatedFleet(t, []plan.Batch{{Clusters: []string{"a1"}}}, 1)
-	fl.f.Gates = Gates{Verify: func(string) *Verification { return &Verification{} }}
+	fl.f.Gates = Gates{Verify: true}
 	fl.decide(0)
 	fl.comply("a1", 0)
 	if d := fl.decide(time.Minute); !d.Progress.Clusters["a1"].Verifying() || d.Wake.IsZero() {
@@ -166,12 +165,7 @@ func TestVerifyTimesOut(t *testing.T) {
 // Held.
 func TestPendingCheckKeepsTheBatchWaiting(t *testing.T) {
 	fl := gatedFleet(t, []plan.Batch{{Clusters: []string{"a1", "a2"}}, {Clusters: []string{"b1"}}}, 1)
-	fl.f.Gates = Gates{Check: func(c string) *Hold {
-		if c == "a2" {
-			return &Hold{Cluster: c, Reason: "HealthCheckPending", Pending: true}
-		}
-		return nil
-	}}
+	fl.f.Gates = Gates{Holds: map[string]Hold{"a2": {Reason: "HealthCheckPending", Pending: true}}}
 	fl.decide(0)
 	fl.comply("a1", 0)
 	d := fl.decide(time.Minute)

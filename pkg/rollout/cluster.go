@@ -6,6 +6,8 @@ package rollout
 import (
 	"time"
 
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
 
@@ -19,6 +21,64 @@ type Policy struct {
 	// Failed, when not compliant, is the reason the cluster cannot get there (a degraded
 	// ManifestWork): a cluster working on it fails with that reason.
 	Failed string
+}
+
+// PolicyFacts are what one managed policy, or one step (spec.manifestWorkTemplates), says
+// of the clusters.
+type PolicyFacts struct {
+	// Compliance is the root policy's status: each cluster the policy is placed on, with its
+	// compliance. A cluster it is not placed on is done with it at once, as in TALM, when
+	// another managed policy is placed on the cluster.
+	Compliance map[string]policyv1.ComplianceState
+	// Soak is how long a cluster the policy is placed on must stay compliant before moving
+	// on (the policy's ran.openshift.io/soak-seconds annotation).
+	Soak time.Duration
+	// Step is true for a step: Done are the clusters whose ManifestWork is done, Failed the
+	// reason of those that cannot get there (a degraded ManifestWork).
+	Step   bool
+	Done   map[string]bool
+	Failed map[string]string
+}
+
+// policies returns what each managed policy and step says of a cluster, in order.
+func (f Facts) policies(cluster string) []Policy {
+	out := make([]Policy, len(f.Policies))
+	listed := false
+	for _, p := range f.Policies {
+		if _, placed := p.Compliance[cluster]; placed && !p.Step {
+			listed = true
+			break
+		}
+	}
+	for i, p := range f.Policies {
+		if p.Step {
+			out[i] = Policy{Compliant: p.Done[cluster], Failed: p.Failed[cluster]}
+			continue
+		}
+		_, placed := p.Compliance[cluster]
+		out[i] = Policy{Compliant: Done(p.Compliance, cluster, listed)}
+		if placed {
+			out[i].Soak = p.Soak
+		}
+	}
+	return out
+}
+
+// Done reports whether a cluster has nothing to do for a policy, from the root policy's
+// status: the status shows it Compliant, or the status does not list it while another managed
+// policy does (placed elsewhere, this policy is not placed on it: TALM skips it too). A
+// cluster no policy lists is never done: a deleted or unreachable cluster drops out of the
+// statuses, and must not pass for done. A policy whose status lists no cluster at all has not
+// been evaluated yet: nothing is done for any cluster.
+func Done(compliance map[string]policyv1.ComplianceState, cluster string, listedElsewhere bool) bool {
+	if len(compliance) == 0 {
+		return false
+	}
+	state, listed := compliance[cluster]
+	if !listed {
+		return listedElsewhere
+	}
+	return state == policyv1.Compliant
 }
 
 // Cluster is where one cluster stands. Completed, TimedOut, Failed and Held are terminal: a

@@ -1,8 +1,11 @@
 package rollout
 
 import (
+	"slices"
 	"testing"
 	"time"
+
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
@@ -137,4 +140,48 @@ func describe(c Cluster) string {
 		s += " compliant since " + c.CompliantSince.Format("15:04")
 	}
 	return s
+}
+
+func TestDone(t *testing.T) {
+	p := map[string]policyv1.ComplianceState{"sno-1": policyv1.Compliant, "sno-2": policyv1.NonCompliant}
+	cases := map[string]struct {
+		compliance map[string]policyv1.ComplianceState
+		cluster    string
+		elsewhere  bool
+		want       bool
+	}{
+		"compliant":     {p, "sno-1", true, true},
+		"non-compliant": {p, "sno-2", true, false},
+		"not placed here, placed on another policy": {p, "sno-3", true, true},
+		"listed nowhere: deleted or unreachable":    {p, "sno-3", false, false},
+		"a policy not evaluated yet":                {nil, "sno-1", true, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Done(tc.compliance, tc.cluster, tc.elsewhere); got != tc.want {
+				t.Fatalf("Done = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFactsPolicies(t *testing.T) {
+	f := Facts{Policies: []PolicyFacts{
+		{Compliance: map[string]policyv1.ComplianceState{"a": policyv1.Compliant, "b": policyv1.NonCompliant}, Soak: time.Minute},
+		{Compliance: map[string]policyv1.ComplianceState{"b": policyv1.Compliant}, Soak: time.Hour},
+		{Step: true, Done: map[string]bool{"a": true}, Failed: map[string]string{"b": "ManifestWorkDegraded"}},
+		{}, // a managed policy deleted since the start
+	}}
+	cases := map[string][]Policy{
+		// a is not placed on the second policy: done with it at once, without its soak.
+		"a": {{Compliant: true, Soak: time.Minute}, {Compliant: true}, {Compliant: true}, {}},
+		"b": {{Soak: time.Minute}, {Compliant: true, Soak: time.Hour}, {Failed: "ManifestWorkDegraded"}, {}},
+		// c is in no policy's status (deleted, unreachable): never done.
+		"c": {{}, {}, {}, {}},
+	}
+	for cluster, want := range cases {
+		if got := f.policies(cluster); !slices.Equal(got, want) {
+			t.Errorf("%s: %+v, want %+v", cluster, got, want)
+		}
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 )
@@ -32,26 +34,34 @@ func FuzzDecide(f *testing.F) {
 			t.Fatal(err)
 		}
 		now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
-		round := 0
-		policies := func(cluster string) []Policy {
-			out := make([]Policy, 2)
-			for i := range out {
-				if len(compliance) > 0 {
-					b := compliance[(round+len(cluster)+i)%len(compliance)]
-					out[i] = Policy{Compliant: b&1 == 1, Soak: time.Duration(b>>4) * time.Second}
-					if b == 0xff {
-						out[i].Failed = "Degraded"
-					}
+		// The first policy is a managed one, whose soak the input sets; the second a step,
+		// which may be degraded. Each round moves the compliance on.
+		policies := func(round int) []PolicyFacts {
+			out := []PolicyFacts{{Compliance: map[string]policyv1.ComplianceState{}},
+				{Step: true, Done: map[string]bool{}, Failed: map[string]string{}}}
+			if len(compliance) == 0 {
+				return out
+			}
+			out[0].Soak = time.Duration(compliance[round%len(compliance)]>>4) * time.Second
+			for _, c := range names {
+				out[0].Compliance[c] = policyv1.NonCompliant
+				if compliance[(round+len(c))%len(compliance)]&1 == 1 {
+					out[0].Compliance[c] = policyv1.Compliant
+				}
+				b := compliance[(round+len(c)+1)%len(compliance)]
+				out[1].Done[c] = b&1 == 1
+				if b == 0xff {
+					out[1].Done[c], out[1].Failed[c] = false, "Degraded"
 				}
 			}
 			return out
 		}
 		budget := maxFailures
-		facts := Facts{Enabled: true, Plan: p, TimeoutMinutes: timeoutMinutes, Abort: action == "Abort", Policies: policies,
+		facts := Facts{Enabled: true, Plan: p, TimeoutMinutes: timeoutMinutes, Abort: action == "Abort",
 			Gates: Gates{Paused: paused, BatchSoak: time.Duration(soak), MaxFailures: &budget, ClusterDeadline: time.Duration(step)}}
 		finished := false
-		for round = range 60 {
-			facts.Now = now
+		for round := range 60 {
+			facts.Now, facts.Policies = now, policies(round)
 			d := Decide(facts)
 			checkDecision(t, round, d, p.Clusters())
 			if finished && !d.Progress.Finished {

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
@@ -9,8 +10,10 @@ import (
 )
 
 // Gates hold a rollout back between its steps, whatever its clusters do: a pause, the
-// maintenance windows, approvals, the failure budget and the soak of a finished batch. The
-// zero value holds nothing back.
+// maintenance windows, approvals, the failure budget and the soak of a finished batch, and
+// hold clusters back: other rollouts, the hub-wide cap, the checks before and after each
+// cluster's upgrade. They are plain values the controller gathered (pkg/gates builds them);
+// the zero value holds nothing back.
 type Gates struct {
 	// Paused stops the rollout from starting anything new: no batch, no cluster, no next
 	// policy; clusters working on a policy go on. Paused time does not count against the
@@ -22,10 +25,8 @@ type Gates struct {
 	// next one opens (zero: unknown).
 	WindowClosed bool
 	WindowOpens  time.Time
-	// NeedsApproval reports whether the batch of the given 0-based index may only start once
-	// approved, and Approved whether it was; nil needs none.
-	NeedsApproval func(batch int) bool
-	Approved      func(batch int) bool
+	// Approval says which batches start only once approved, and which were.
+	Approval Approval
 	// BatchSoak is how long every cluster of a finished batch must stay compliant before the
 	// batch counts as done.
 	BatchSoak time.Duration
@@ -38,26 +39,44 @@ type Gates struct {
 	// PolicyChanged names a managed policy that changed since the rollout accepted it, with
 	// its old and new generation; "" when none did. The next batch waits until approved.
 	PolicyChanged string
-	// Busy returns the other ClusterGroupUpgrade ("namespace/name") remediating a cluster,
-	// "" when none: the cluster does not start meanwhile, so that no cluster is enforced
-	// twice. nil: no cluster is busy.
-	Busy func(cluster string) string
+	// Busy maps each cluster another ClusterGroupUpgrade is remediating to that rollout
+	// ("namespace/name"): the cluster does not start meanwhile, so that no cluster is
+	// enforced twice.
+	Busy map[string]string
 	// Capacity is how many more clusters may start now under the hub-wide cap on clusters
 	// under remediation; nil means no cap.
 	Capacity *int
 	// Precaching says, while pre-caching has not ended on every cluster, how far it got: the
 	// rollout does not start meanwhile. "" when there is nothing to wait for.
 	Precaching string
-	// Verify returns the health check of a cluster that completed its policies, nil when
-	// there is none: such a cluster stays InProgress (reason Verifying) until the check
-	// answers; healthy completes it, unhealthy fails it. At its deadline it times out.
-	Verify func(cluster string) *Verification
-	// Check returns why the upgrade checks hold a cluster, nil when it may start. A held
-	// cluster does not start and does not keep its batch from ending: once the batch's
-	// other clusters are done, or at its deadline, it ends Held. A Pending hold (the check
-	// has not answered) keeps the batch waiting until the deadline. nil: no checks.
-	Check func(cluster string) *Hold
+	// Verify is true when a cluster that completed its policies is verified after its
+	// upgrade (a health check, post-upgrade actions): it stays InProgress (reason Verifying)
+	// until its entry in Verifications is Done; healthy completes it, unhealthy fails it. At
+	// its deadline it times out. A cluster without an entry has no answer yet.
+	Verify        bool
+	Verifications map[string]Verification
+	// Holds are the clusters that may not start, by name, with why (the upgrade checks, the
+	// health check before the upgrade, pre-upgrade actions); a cluster without an entry may
+	// start. A held cluster does not start and does not keep its batch from ending: once
+	// the batch's other clusters are done, or at its deadline, it ends Held. A Pending hold
+	// (the check has not answered) keeps the batch waiting until the deadline.
+	Holds map[string]Hold
 }
+
+// Approval says which batches (0-based) start only once approved: every one but the first
+// with EveryBatch, else Batch (never the first; zero needs none).
+type Approval struct {
+	EveryBatch bool
+	Batch      int
+	// Approved are the batches approved.
+	Approved []int
+}
+
+// needed reports whether batch b may only start once approved.
+func (a Approval) needed(b int) bool { return b > 0 && (a.EveryBatch || b == a.Batch) }
+
+// approved reports whether batch b was approved.
+func (a Approval) approved(b int) bool { return slices.Contains(a.Approved, b) }
 
 // Verification is what the health check after a cluster's upgrade says.
 type Verification struct {
@@ -83,11 +102,9 @@ type Hold struct {
 
 // held returns why a cluster that would start now must wait, if it must.
 func held(g Gates, cluster string, capacity *int) *Hold {
-	if g.Busy != nil {
-		if other := g.Busy(cluster); other != "" {
-			return &Hold{Cluster: cluster, Reason: ranv1alpha1.ReasonWaitingForOtherUpgrade,
-				Message: fmt.Sprintf("cluster %s waits for %s, which is remediating it", cluster, other)}
-		}
+	if other := g.Busy[cluster]; other != "" {
+		return &Hold{Cluster: cluster, Reason: ranv1alpha1.ReasonWaitingForOtherUpgrade,
+			Message: fmt.Sprintf("cluster %s waits for %s, which is remediating it", cluster, other)}
 	}
 	if capacity != nil && *capacity <= 0 {
 		return &Hold{Cluster: cluster, Reason: ranv1alpha1.ReasonHubCapacityReached,
@@ -123,7 +140,7 @@ func soakUntil(f Facts, batch plan.Batch, clusters map[string]Cluster) (time.Tim
 		if c.State != ranv1alpha1.ClusterCompleted {
 			continue
 		}
-		if !compliesWithAll(f.Policies(name)) {
+		if !compliesWithAll(f.policies(name)) {
 			return time.Time{}, false
 		}
 		if c.Since.After(last) {
@@ -153,10 +170,10 @@ func gate(f Facts, next int) (*Wait, time.Time) {
 	case g.Paused:
 		return &Wait{Reason: ranv1alpha1.ReasonPaused, Batch: n,
 			Message: fmt.Sprintf("Paused before batch %d: set spec.paused to false to resume", n)}, time.Time{}
-	case g.PolicyChanged != "" && (g.Approved == nil || !g.Approved(next)):
+	case g.PolicyChanged != "" && !g.Approval.approved(next):
 		return &Wait{Reason: ranv1alpha1.ReasonManagedPolicyChanged, Batch: n,
 			Message: fmt.Sprintf("%s; batch %d waits for an approval to go on with it (kubectl cgu approve)", g.PolicyChanged, n)}, time.Time{}
-	case g.NeedsApproval != nil && g.NeedsApproval(next) && (g.Approved == nil || !g.Approved(next)):
+	case g.Approval.needed(next) && !g.Approval.approved(next):
 		return &Wait{Reason: ranv1alpha1.ReasonWaitingForApproval, Batch: n,
 			Message: fmt.Sprintf("Batch %d waits for approval (kubectl cgu approve)", n)}, time.Time{}
 	case g.WindowClosed:

@@ -35,8 +35,7 @@ func expectWait(t *testing.T, d Decision, reason string, batch int) {
 
 func TestApprovalGate(t *testing.T) {
 	fl := gatedFleet(t, twoBatches(), 1)
-	approved := false
-	fl.f.Gates = Gates{NeedsApproval: func(b int) bool { return b == 1 }, Approved: func(int) bool { return approved }}
+	fl.f.Gates = Gates{Approval: Approval{Batch: 1}}
 	fl.decide(0)
 	fl.comply("a1", 0)
 	d := fl.decide(time.Minute)
@@ -45,7 +44,7 @@ func TestApprovalGate(t *testing.T) {
 		t.Fatalf("message %q, ended %d batches, batch ended %v", d.Message, len(d.Ended), d.Progress.BatchEnded)
 	}
 	expectWait(t, fl.decide(10*time.Minute), ranv1alpha1.ReasonWaitingForApproval, 2)
-	approved = true
+	fl.f.Gates.Approval.Approved = []int{1}
 	d = fl.decide(11 * time.Minute)
 	fl.expect(d, ranv1alpha1.StateNotCompleted, 1, "Batch 2 of 2")
 	if got := d.Enforce[0]; len(got) != 1 || got[0] != "b1" {
@@ -80,7 +79,7 @@ func TestBatchSoak(t *testing.T) {
 	if want := t0.Add(35 * time.Minute); !d.Wake.Equal(want) || d.Progress.BatchEnded || len(d.Ended) != 0 {
 		t.Fatalf("wake %v (want %v), batch ended %v: the batch is not done while it soaks", d.Wake, want, d.Progress.BatchEnded)
 	}
-	fl.compliant["a1"][0] = false // a relapse during the soak
+	fl.relapse("a1", 0) // a relapse during the soak
 	d = fl.decide(20 * time.Minute)
 	if d.Waiting == nil || !strings.Contains(d.Message, "no longer compliant") {
 		t.Fatalf("relapse: %+v %q", d.Waiting, d.Message)
@@ -173,8 +172,7 @@ func TestPauseBetweenBatches(t *testing.T) {
 func TestRecordsCarryAWait(t *testing.T) {
 	rf := newRecordedFleet(t, twoBatches(), 1)
 	rf.f.TimeoutMinutes = 240
-	approved := false
-	rf.f.Gates = Gates{NeedsApproval: func(b int) bool { return b == 1 }, Approved: func(int) bool { return approved }}
+	rf.f.Gates = Gates{Approval: Approval{Batch: 1}}
 	rf.decide(0)
 	rf.comply("a1", 0)
 	expectWait(t, rf.decide(time.Minute), ranv1alpha1.ReasonWaitingForApproval, 2)
@@ -183,7 +181,7 @@ func TestRecordsCarryAWait(t *testing.T) {
 	if d.Progress.Done.Completed != 1 || d.Progress.Finished {
 		t.Fatalf("done %+v finished %v, want batch 1 counted once and the rollout not finished", d.Progress.Done, d.Progress.Finished)
 	}
-	approved = true
+	rf.f.Gates.Approval.Approved = []int{1}
 	rf.comply("b1", 0)
 	d = rf.decide(3 * time.Minute)
 	if d.State != ranv1alpha1.StateCompleted {
@@ -217,7 +215,7 @@ func TestStartWaitsForAWindow(t *testing.T) {
 func TestBusyClustersWait(t *testing.T) {
 	fl := gatedFleet(t, []plan.Batch{{Clusters: []string{"a1", "a2"}}}, 1)
 	busy := map[string]string{"a2": "ns/other"}
-	fl.f.Gates = Gates{Busy: func(c string) string { return busy[c] }}
+	fl.f.Gates = Gates{Busy: busy}
 	d := fl.decide(0)
 	if d.Reason != ranv1alpha1.ReasonWaitingForOtherUpgrade || !strings.Contains(d.Message, "cluster a2 waits for ns/other") {
 		t.Fatalf("got %s %q, want a2 waiting for ns/other", d.Reason, d.Message)

@@ -61,18 +61,10 @@ func Recorded(records []ranv1alpha1.ClusterGroupUpgradeBatch, policies []string,
 // countRecorded counts the clusters of an ended record into p.Done and remembers the held
 // and failed ones.
 func countRecorded(p *Progress, clusters []ranv1alpha1.ClusterProgress) {
-	c := &p.Done
 	for _, cp := range clusters {
 		p.settle(cp.Name, cp.State)
-		switch cp.State {
-		case ranv1alpha1.ClusterCompleted:
-			c.Completed++
-		case ranv1alpha1.ClusterTimedOut:
-			c.TimedOut++
-		case ranv1alpha1.ClusterFailed:
-			c.Failed++
-		case ranv1alpha1.ClusterHeld:
-			c.Held++
+		if cp.State != ranv1alpha1.ClusterInProgress { // an ended batch counts only final states
+			tally(&p.Done, cp.State)
 		}
 	}
 }

@@ -57,14 +57,7 @@ func TestRecordsCarryTheRollout(t *testing.T) {
 	batches := append(canaryAndTwo(), plan.Batch{Clusters: big})
 	mem, rec := newFleet(t, batches, 2), newRecordedFleet(t, batches, 2)
 	for _, fl := range []*fleet{mem, rec.fleet} {
-		policies := fl.f.Policies
-		fl.f.Policies = func(c string) []Policy {
-			out := policies(c)
-			if len(out) > 1 {
-				out[1].Soak = 3 * time.Minute
-			}
-			return out
-		}
+		fl.f.Policies[1].Soak = 3 * time.Minute
 	}
 	steps := []struct {
 		at     time.Duration

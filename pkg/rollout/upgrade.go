@@ -71,8 +71,8 @@ type Facts struct {
 	TimeoutMinutes int
 	// Abort is true for batchTimeoutAction Abort.
 	Abort bool
-	// Policies returns, for a cluster, the facts of each managed policy in order.
-	Policies func(cluster string) []Policy
+	// Policies are the facts of each managed policy in order, then of each step.
+	Policies []PolicyFacts
 	Progress Progress
 	// Gates hold the rollout back between steps; the zero value holds nothing back.
 	Gates Gates
@@ -290,7 +290,7 @@ func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline 
 func stepCluster(f Facts, name string, c Cluster, deadline time.Time, capacity *int) (Cluster, time.Time, *Hold) {
 	starting := !c.Terminal() && c.State != ranv1alpha1.ClusterInProgress && !f.Gates.Paused
 	if !starting {
-		next, again := step(c, f.Policies(name), f.Now, deadline, f.Gates.Paused)
+		next, again := step(c, f.policies(name), f.Now, deadline, f.Gates.Paused)
 		next, again = verify(f, name, c, next, again, deadline)
 		return next, again, nil
 	}
@@ -308,7 +308,7 @@ func stepCluster(f Facts, name string, c Cluster, deadline time.Time, capacity *
 		}
 		return c, again, h
 	}
-	next, again := step(c, f.Policies(name), f.Now, deadline, false)
+	next, again := step(c, f.policies(name), f.Now, deadline, false)
 	next, again = verify(f, name, c, next, again, deadline)
 	if capacity != nil {
 		*capacity--
@@ -321,13 +321,11 @@ func stepCluster(f Facts, name string, c Cluster, deadline time.Time, capacity *
 // until the check answers, completes when healthy, fails when not, and times out at its
 // deadline.
 func verify(f Facts, name string, before, after Cluster, again, deadline time.Time) (Cluster, time.Time) {
-	if f.Gates.Verify == nil || after.State != ranv1alpha1.ClusterCompleted {
+	if !f.Gates.Verify || after.State != ranv1alpha1.ClusterCompleted {
 		return after, again
 	}
-	v := f.Gates.Verify(name)
+	v := f.Gates.Verifications[name]
 	switch {
-	case v == nil:
-		return after, again
 	case v.Done && v.Healthy:
 		return after, time.Time{}
 	case v.Done:
@@ -340,16 +338,14 @@ func verify(f Facts, name string, before, after Cluster, again, deadline time.Ti
 	return timeOut(c, f.Now, deadline, time.Time{})
 }
 
-// checked returns the hold of the upgrade checks on a cluster, if any.
+// checked returns the hold of the checks on a cluster, if any.
 func checked(g Gates, cluster string) *Hold {
-	if g.Check == nil {
+	h, ok := g.Holds[cluster]
+	if !ok {
 		return nil
 	}
-	h := g.Check(cluster)
-	if h != nil {
-		h.Checked = true
-	}
-	return h
+	h.Cluster, h.Checked = cluster, true
+	return &h
 }
 
 // waitChecked keeps a cluster the upgrade checks hold Pending, with the check's reason, until
@@ -396,18 +392,24 @@ func waitPending(reason string, now, deadline time.Time) (Cluster, time.Time) {
 // countStates adds the clusters of a batch to c by their state (pending ones are left out).
 func countStates(c *ranv1alpha1.ClusterCounts, batch plan.Batch, clusters map[string]Cluster) {
 	for _, name := range batch.Clusters {
-		switch clusters[name].State {
-		case ranv1alpha1.ClusterCompleted:
-			c.Completed++
-		case ranv1alpha1.ClusterTimedOut:
-			c.TimedOut++
-		case ranv1alpha1.ClusterFailed:
-			c.Failed++
-		case ranv1alpha1.ClusterHeld:
-			c.Held++
-		case ranv1alpha1.ClusterInProgress:
-			c.InProgress++
-		}
+		tally(c, clusters[name].State)
+	}
+}
+
+// tally adds one cluster in state s to c; Pending and unknown states are not counted (the
+// callers derive Pending from the plan).
+func tally(c *ranv1alpha1.ClusterCounts, s ranv1alpha1.ClusterState) {
+	switch s {
+	case ranv1alpha1.ClusterCompleted:
+		c.Completed++
+	case ranv1alpha1.ClusterTimedOut:
+		c.TimedOut++
+	case ranv1alpha1.ClusterFailed:
+		c.Failed++
+	case ranv1alpha1.ClusterHeld:
+		c.Held++
+	case ranv1alpha1.ClusterInProgress:
+		c.InProgress++
 	}
 }
 
@@ -461,7 +463,7 @@ func decideFinished(f Facts) Decision {
 			case settled == ranv1alpha1.ClusterFailed:
 				return notDone(f, ranv1alpha1.ReasonClustersFailed,
 					fmt.Sprintf("%d clusters failed, cluster %s among them (see its batch record for the reason)", p.Done.Failed, name))
-			case !compliesWithAll(f.Policies(name)):
+			case !compliesWithAll(f.policies(name)):
 				return notDone(f, ranv1alpha1.ReasonTimedOut, fmt.Sprintf("cluster %s is not compliant yet, still watching", name))
 			}
 		}

@@ -5,32 +5,30 @@ import (
 	"testing"
 	"time"
 
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 )
 
-// fleet plays the facts of a rollout over time: which cluster complies with which policy.
+// fleet plays the facts of a rollout over time: which cluster complies with which policy
+// (every policy is placed on every cluster).
 type fleet struct {
-	t         *testing.T
-	f         Facts
-	compliant map[string][]bool
+	t *testing.T
+	f Facts
 }
 
 func newFleet(t *testing.T, batches []plan.Batch, policies int) *fleet {
-	fl := &fleet{t: t, compliant: map[string][]bool{}}
-	for _, b := range batches {
-		for _, c := range b.Clusters {
-			fl.compliant[c] = make([]bool, policies)
+	fl := &fleet{t: t}
+	fl.f = Facts{Now: t0, Enabled: true, Plan: plan.Plan{Batches: batches}, TimeoutMinutes: 60, Policies: make([]PolicyFacts, policies)}
+	for i := range fl.f.Policies {
+		fl.f.Policies[i].Compliance = map[string]policyv1.ComplianceState{}
+		for _, b := range batches {
+			for _, c := range b.Clusters {
+				fl.f.Policies[i].Compliance[c] = policyv1.NonCompliant
+			}
 		}
 	}
-	fl.f = Facts{Now: t0, Enabled: true, Plan: plan.Plan{Batches: batches}, TimeoutMinutes: 60,
-		Policies: func(cluster string) []Policy {
-			out := make([]Policy, len(fl.compliant[cluster]))
-			for i, c := range fl.compliant[cluster] {
-				out[i] = Policy{Compliant: c}
-			}
-			return out
-		}}
 	return fl
 }
 
@@ -42,7 +40,14 @@ func (fl *fleet) decide(now time.Duration) Decision {
 	return d
 }
 
-func (fl *fleet) comply(cluster string, policy int) { fl.compliant[cluster][policy] = true }
+func (fl *fleet) comply(cluster string, policy int) {
+	fl.f.Policies[policy].Compliance[cluster] = policyv1.Compliant
+}
+
+// relapse makes a cluster NonCompliant with a policy again.
+func (fl *fleet) relapse(cluster string, policy int) {
+	fl.f.Policies[policy].Compliance[cluster] = policyv1.NonCompliant
+}
 
 func (fl *fleet) expect(d Decision, state ranv1alpha1.UpgradeState, batch int, message string) {
 	fl.t.Helper()
@@ -186,7 +191,8 @@ func TestEmptyPlanCompletesAtOnce(t *testing.T) {
 func TestACanaryStillSoakingAtItsDeadlineCompletes(t *testing.T) {
 	fl := newFleet(t, []plan.Batch{{Canary: true, Clusters: []string{"c1"}}}, 1)
 	fl.decide(0)
-	fl.f.Policies = func(string) []Policy { return []Policy{{Compliant: true, Soak: 10 * time.Minute}} }
+	fl.comply("c1", 0)
+	fl.f.Policies[0].Soak = 10 * time.Minute
 	fl.decide(55 * time.Minute) // c1 complies late in the hour and starts soaking
 	// At the deadline the canary times out before its soak ended, but it complies with every
 	// policy: a rollout whose clusters all comply is Completed, with a Completed reason.

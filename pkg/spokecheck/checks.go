@@ -1,4 +1,9 @@
-package preview
+// Package spokecheck reads, through the hub, what a spoke says of itself for a rollout and
+// judges it with the pure checks: the upgrade checks from the ClusterVersion its
+// ManagedClusterView shows (pkg/views, pkg/upgradecheck), the health check and pre-caching
+// from their spoke Jobs (pkg/spokejob, pkg/upgradecheck.Health, pkg/precache). It builds
+// the Jobs' specs and reads their reports; the operator and kubectl cgu preflight share it.
+package spokecheck
 
 import (
 	"context"
@@ -8,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/views"
@@ -66,8 +71,8 @@ func (c *Checks) Views(w client.Client) views.Views {
 	return views.Views{Client: w, Owner: c.owner()}
 }
 
-func (c *Checks) owner() policies.Owner {
-	return policies.Owner{Namespace: c.Upgrade.Namespace, Name: c.Upgrade.Name}
+func (c *Checks) owner() ownership.Owner {
+	return ownership.Owner{Namespace: c.Upgrade.Namespace, Name: c.Upgrade.Name}
 }
 
 // Judge gives the verdict on one cluster, reading its view (not creating it): no targets

@@ -1,4 +1,4 @@
-package preview
+package spokecheck
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/spokehealth"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
@@ -18,10 +18,8 @@ import (
 
 // Reasons of the health checks, on a held cluster, a failed one, or one waiting.
 const (
-	// ReasonHealthCheckPending: the health check of the cluster has not answered yet.
-	ReasonHealthCheckPending = "HealthCheckPending"
-	// ReasonHealthCheckFailed: the health check could not run on the cluster.
-	ReasonHealthCheckFailed = "HealthCheckFailed"
+	ReasonHealthCheckPending = upgradecheck.ReasonHealthCheckPending
+	ReasonHealthCheckFailed  = upgradecheck.ReasonHealthCheckFailed
 )
 
 // healthRules are what the spoke program reads to check a cluster's health; it reads the
@@ -44,7 +42,7 @@ func HealthChecks(cgu *ranv1alpha1.ClusterGroupUpgrade) *ranv1alpha1.HealthCheck
 func HealthJob(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster, run, image string) spokejob.Job {
 	name := names.Safe(spokejob.MaxNameLength, "cgu-health", cgu.Namespace, cgu.Name)
 	return spokejob.Job{
-		Cluster: cluster, Owner: policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}, Name: name, Run: run, Image: image,
+		Cluster: cluster, Owner: ownership.Owner{Namespace: cgu.Namespace, Name: cgu.Name}, Name: name, Run: run, Image: image,
 		Args:             []string{"health", "--namespace", spokejob.Namespace, "--configmap", name, "--run", run},
 		ClusterRules:     healthRules,
 		BindClusterRoles: []string{"cluster-monitoring-view"},
@@ -72,15 +70,7 @@ func VerifyHealthRun(since time.Time) string {
 }
 
 // HealthVerdict is what one run of the health check says of a cluster.
-type HealthVerdict struct {
-	// Done is false while the check runs.
-	Done    bool
-	Healthy bool
-	// Reason and Message explain it: upgradecheck.Health's, or why there is none yet.
-	Reason, Message string
-	// CollectedAt is when the spoke program collected the report; zero without one.
-	CollectedAt time.Time
-}
+type HealthVerdict = upgradecheck.HealthRun
 
 // ReadHealth reads the verdict of one run of the health check: the report of that run
 // judged by upgradecheck.Health (yStream: the upgrade changes the minor version).

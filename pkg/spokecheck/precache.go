@@ -1,4 +1,4 @@
-package preview
+package spokecheck
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 )
@@ -43,7 +43,7 @@ func PrecacheJob(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string, spec ranv
 	run := "precache-" + hex.EncodeToString(sum[:])[:12]
 	name := names.Safe(spokejob.MaxNameLength, "cgu-precache", cgu.Namespace, cgu.Name)
 	return spokejob.Job{
-		Cluster: cluster, Owner: policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}, Name: name, Run: run, Image: image,
+		Cluster: cluster, Owner: ownership.Owner{Namespace: cgu.Namespace, Name: cgu.Name}, Name: name, Run: run, Image: image,
 		Args: []string{"pull", "--spec", spokejob.InputDir + "/spec.json", "--run", run, "--store", "podman",
 			"--report-namespace", spokejob.Namespace, "--report-configmap", name},
 		Input:      map[string]string{"spec.json": string(data)},

@@ -15,14 +15,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/views"
 )
 
 // testJob is a health check of the rollout ztp/upgrade on spoke-1.
 func testJob() Job {
 	return Job{
-		Cluster: "spoke-1", Owner: policies.Owner{Namespace: "ztp", Name: "upgrade"},
+		Cluster: "spoke-1", Owner: ownership.Owner{Namespace: "ztp", Name: "upgrade"},
 		Name: "health", Run: "uid-1/1", Image: "quay.io/example/precache:1", Args: []string{"health", "--run=uid-1/1"},
 		ClusterRules:     []rbacv1.PolicyRule{{APIGroups: []string{"config.openshift.io"}, Resources: []string{"clusteroperators"}, Verbs: []string{"get", "list"}}},
 		BindClusterRoles: []string{"cluster-monitoring-view"},
@@ -40,7 +40,7 @@ func TestValidate(t *testing.T) {
 		"name not a label":    {change: func(j *Job) { j.Name = "Health.check" }, want: `name "Health.check": a lowercase RFC 1123 label`},
 		"no name":             {change: func(j *Job) { j.Name = "" }, want: `name "": a lowercase RFC 1123 label`},
 		"no cluster":          {change: func(j *Job) { j.Cluster = "" }, want: "no cluster"},
-		"no owner":            {change: func(j *Job) { j.Owner = policies.Owner{} }, want: "no owner"},
+		"no owner":            {change: func(j *Job) { j.Owner = ownership.Owner{} }, want: "no owner"},
 		"no run":              {change: func(j *Job) { j.Run = "" }, want: "no run"},
 		"no image":            {change: func(j *Job) { j.Image = "" }, want: "no image"},
 		"negative deadline":   {change: func(j *Job) { j.Deadline = -time.Second }, want: "negative deadline -1s"},
@@ -84,7 +84,7 @@ func TestNames(t *testing.T) {
 		t.Fatalf("view name %q", got)
 	}
 	long := testJob()
-	long.Owner = policies.Owner{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("u", 253)}
+	long.Owner = ownership.Owner{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("u", 253)}
 	for _, what := range []string{whatJob, whatStopReport} {
 		name := long.actionName(what)
 		if len(name) > 253 || !strings.HasSuffix(name, "-"+hash) {
@@ -119,7 +119,7 @@ func byWhat(t *testing.T, j Job, in intents) map[string]*actionv1beta1.ManagedCl
 	t.Helper()
 	out := map[string]*actionv1beta1.ManagedClusterAction{}
 	prefix, suffix := "cgu-ztp-upgrade-health-", "-"+RunHash(j.Run)
-	wantLabels := map[string]string{"ran.openshift.io/cgu": "upgrade", policies.LabelUpgradeNamespace: "ztp", LabelJob: "health", LabelRun: RunHash(j.Run)}
+	wantLabels := map[string]string{"ran.openshift.io/cgu": "upgrade", ownership.LabelUpgradeNamespace: "ztp", LabelJob: "health", LabelRun: RunHash(j.Run)}
 	for _, a := range in.create {
 		if a.Namespace != j.Cluster || !strings.HasPrefix(a.Name, prefix) || !strings.HasSuffix(a.Name, suffix) {
 			t.Fatalf("action %s/%s: want it in %s, named %s...%s", a.Namespace, a.Name, j.Cluster, prefix, suffix)
@@ -282,7 +282,7 @@ func TestDeleteActionsAndViews(t *testing.T) {
 		if diff := cmp.Diff(tc.want, tc.view.Spec.Scope); diff != "" {
 			t.Errorf("view %s (-want +got):\n%s", tc.view.Name, diff)
 		}
-		wantLabels := map[string]string{"ran.openshift.io/cgu": "upgrade", policies.LabelUpgradeNamespace: "ztp", LabelJob: "health"}
+		wantLabels := map[string]string{"ran.openshift.io/cgu": "upgrade", ownership.LabelUpgradeNamespace: "ztp", LabelJob: "health"}
 		if tc.view.Namespace != j.Cluster || !maps.Equal(tc.view.Labels, wantLabels) {
 			t.Errorf("view %s/%s labels %v", tc.view.Namespace, tc.view.Name, tc.view.Labels)
 		}

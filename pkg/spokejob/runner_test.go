@@ -16,13 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
 )
 
-var owner = policies.Owner{Namespace: "cgu-spokejob", Name: "upgrade"}
+var owner = ownership.Owner{Namespace: "cgu-spokejob", Name: "upgrade"}
 
 // timeout bounds what the simulated agents do in a spec.
 const timeout = 30 * time.Second

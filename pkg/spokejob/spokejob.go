@@ -22,7 +22,7 @@
 //
 // Two views, of the Job N and of the ConfigMap N, named after the rollout and N, and
 // actions named after the rollout, N, what they do and a hash of the run. Every object
-// carries the rollout's labels (policies.Owner.Labels), LabelJob, and for actions LabelRun,
+// carries the rollout's labels (ownership.Owner.Labels), LabelJob, and for actions LabelRun,
 // so that the rollout's cleanup finds them by label.
 //
 // # Start: idempotence and the replacement of a run
@@ -100,7 +100,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/cgu-operator/cgu-operator/pkg/names"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 )
 
 // Namespace is where rollouts run their programs on spokes.
@@ -143,7 +143,7 @@ type Job struct {
 	// Cluster is the managed cluster (its namespace on the hub).
 	Cluster string
 	// Owner is the rollout; its labels are on every hub object made.
-	Owner policies.Owner
+	Owner ownership.Owner
 	// Name is the name of the spoke Job and of its report ConfigMap: a DNS label of at most
 	// MaxNameLength characters.
 	Name string

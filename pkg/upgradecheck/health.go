@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 )
@@ -52,6 +53,26 @@ type HealthInput struct {
 	// Cluster is the cluster's ClusterVersion; needed, and nil when not read, for a
 	// y-stream upgrade only.
 	Cluster *configv1.ClusterVersion
+}
+
+// Reasons of one run of the health check, on a cluster waiting for it or one it could not
+// check.
+const (
+	// ReasonHealthCheckPending: the health check of the cluster has not answered yet.
+	ReasonHealthCheckPending = "HealthCheckPending"
+	// ReasonHealthCheckFailed: the health check could not run on the cluster.
+	ReasonHealthCheckFailed = "HealthCheckFailed"
+)
+
+// HealthRun is what one run of the health check on a cluster says so far.
+type HealthRun struct {
+	// Done is false while the check runs.
+	Done    bool
+	Healthy bool
+	// Reason and Message explain it: Health's, or why there is none yet.
+	Reason, Message string
+	// CollectedAt is when the spoke program collected the report; zero without one.
+	CollectedAt time.Time
 }
 
 // HealthVerdict is the result of the health check.

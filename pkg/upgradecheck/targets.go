@@ -1,8 +1,6 @@
 package upgradecheck
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
 
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
@@ -24,7 +22,6 @@ const (
 	clusterVersionGroup = "config.openshift.io"
 	upgradeConfigGroup  = "upgrade.managed.openshift.io"
 	clusterVersionName  = "version"
-	templateDelimiter   = policyobjects.TemplateDelimiter
 )
 
 // Target is one upgrade a policy asks of the clusters it is placed on.
@@ -55,33 +52,22 @@ func Targets(p *policyv1.Policy) ([]Target, error) {
 	if p == nil {
 		return nil, nil
 	}
-	var out []Target
-	err := policyobjects.Read(p, policyobjects.Visitor{
-		Object: func(obj map[string]any) error {
+	return policyobjects.Collect(p, []string{KindClusterVersion, KindUpgradeConfig},
+		func(obj map[string]any) (Target, bool, error) {
 			t, ok, err := objectTarget(obj)
-			if ok {
-				t.Policy = p.Name
-				out = append(out, t)
-			}
-			return err
+			t.Policy = p.Name
+			return t, ok, err
 		},
-		Templated: func(raw string) error {
-			for _, kind := range policyobjects.KindsIn(raw, KindClusterVersion, KindUpgradeConfig) {
-				out = append(out, Target{Policy: p.Name, Kind: kind, Templated: true})
-			}
-			return nil
-		},
-	})
-	return out, err
+		func(kind string) Target { return Target{Policy: p.Name, Kind: kind, Templated: true} })
 }
 
 // objectTarget returns the target an object definition sets, if it is one of the known kinds.
 func objectTarget(obj map[string]any) (Target, bool, error) {
-	kind, _, err := field(obj, "kind")
+	kind, _, err := policyobjects.String(obj, "kind")
 	if err != nil {
 		return Target{}, false, err
 	}
-	apiVersion, apiTemplated, err := field(obj, "apiVersion")
+	apiVersion, apiTemplated, err := policyobjects.String(obj, "apiVersion")
 	if err != nil {
 		return Target{}, false, err
 	}
@@ -99,7 +85,7 @@ func objectTarget(obj map[string]any) (Target, bool, error) {
 // clusterVersionTarget reads a ClusterVersion object, which is a target only when it names
 // the one ClusterVersion, "version" (or names none, or a template).
 func clusterVersionTarget(obj map[string]any) (Target, bool, error) {
-	name, templated, err := field(obj, "metadata", "name")
+	name, templated, err := policyobjects.String(obj, "metadata", "name")
 	if err != nil {
 		return Target{}, false, err
 	}
@@ -118,7 +104,7 @@ func fields(obj map[string]any, kind string, version, image, channel []string) (
 		path []string
 		into *string
 	}{{version, &t.Version}, {image, &t.Image}, {channel, &t.Channel}} {
-		value, templated, err := field(obj, f.path...)
+		value, templated, err := policyobjects.String(obj, f.path...)
 		if err != nil {
 			return Target{}, false, err
 		}
@@ -126,52 +112,4 @@ func fields(obj map[string]any, kind string, version, image, channel []string) (
 		t.Templated = t.Templated || templated
 	}
 	return t, true, nil
-}
-
-// field returns the string at path in a decoded JSON object: empty when absent or null, and
-// templated (with an empty value) when a string holding a template stands on the path. A
-// value of another JSON type is an error.
-func field(obj map[string]any, path ...string) (string, bool, error) {
-	var cur any = obj
-	for i, key := range path {
-		switch v := cur.(type) {
-		case nil:
-			return "", false, nil
-		case map[string]any:
-			cur = v[key]
-		case string:
-			if strings.Contains(v, templateDelimiter) {
-				return "", true, nil
-			}
-			return "", false, fmt.Errorf("%s is a string, not an object", strings.Join(path[:i], "."))
-		default:
-			return "", false, fmt.Errorf("%s is %s, not an object", strings.Join(path[:i], "."), jsonType(v))
-		}
-	}
-	switch v := cur.(type) {
-	case nil:
-		return "", false, nil
-	case string:
-		if strings.Contains(v, templateDelimiter) {
-			return "", true, nil
-		}
-		return v, false, nil
-	default:
-		return "", false, fmt.Errorf("%s is %s, not a string", strings.Join(path, "."), jsonType(v))
-	}
-}
-
-// jsonType names, for messages, the JSON type of a value encoding/json decoded into any.
-func jsonType(v any) string {
-	switch v.(type) {
-	case bool:
-		return "a boolean"
-	case float64, json.Number:
-		return "a number"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return "of another type"
 }

@@ -180,24 +180,7 @@ func problem(reason, message string) Result {
 	return Result{Problem: &rollout.Problem{Reason: reason, Message: message}}
 }
 
-// Done reports whether a cluster has nothing to do for a policy, from the root policy's
-// status: the status shows it Compliant, or the status does not list it while another managed
-// policy does (placed elsewhere, this policy is not placed on it: TALM skips it too). A
-// cluster no policy lists is never done: a deleted or unreachable cluster drops out of the
-// statuses, and must not pass for done. A policy whose status lists no cluster at all has not
-// been evaluated yet: nothing is done for any cluster.
-func Done(compliance map[string]policyv1.ComplianceState, cluster string, listedElsewhere bool) bool {
-	if len(compliance) == 0 {
-		return false
-	}
-	state, listed := compliance[cluster]
-	if !listed {
-		return listedElsewhere
-	}
-	return state == policyv1.Compliant
-}
-
-// CompliantWithAll returns the selected clusters that are done (Done) with every resolved
+// CompliantWithAll returns the selected clusters that are done (rollout.Done) with every resolved
 // policy, and those no resolved policy lists (no policy is placed on them): the plan leaves
 // both out, as TALM does.
 func CompliantWithAll(resolved []Policy, selected []string) (compliant, unplaced map[string]bool) {
@@ -216,7 +199,7 @@ func CompliantWithAll(resolved []Policy, selected []string) (compliant, unplaced
 		}
 		all := true
 		for _, p := range resolved {
-			if !Done(p.Compliance, c, true) {
+			if !rollout.Done(p.Compliance, c, true) {
 				all = false
 				break
 			}

@@ -122,29 +122,6 @@ func TestCompliantWithAll(t *testing.T) {
 	}
 }
 
-func TestDone(t *testing.T) {
-	p := map[string]policyv1.ComplianceState{"sno-1": policyv1.Compliant, "sno-2": policyv1.NonCompliant}
-	cases := map[string]struct {
-		compliance map[string]policyv1.ComplianceState
-		cluster    string
-		elsewhere  bool
-		want       bool
-	}{
-		"compliant":     {p, "sno-1", true, true},
-		"non-compliant": {p, "sno-2", true, false},
-		"not placed here, placed on another policy": {p, "sno-3", true, true},
-		"listed nowhere: deleted or unreachable":    {p, "sno-3", false, false},
-		"a policy not evaluated yet":                {nil, "sno-1", true, false},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if got := Done(tc.compliance, tc.cluster, tc.elsewhere); got != tc.want {
-				t.Fatalf("Done = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestCompliantBefore(t *testing.T) {
 	p := Policy{Compliance: map[string]policyv1.ComplianceState{"sno-1": policyv1.Compliant, "sno-2": policyv1.Compliant}}
 	cases := map[string]struct {

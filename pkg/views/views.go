@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cgu-operator/cgu-operator/pkg/names"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 )
 
 // RefreshSeconds is how often the agent refreshes the rollout's views: an upgrade takes
@@ -31,7 +31,7 @@ var clusterVersionScope = viewv1beta1.ViewScope{
 // Views writes and reads the views of one rollout.
 type Views struct {
 	Client client.Client
-	Owner  policies.Owner
+	Owner  ownership.Owner
 }
 
 // Name is the name of the rollout's view of what in a cluster namespace.
@@ -62,7 +62,7 @@ func (v Views) ClusterVersion(ctx context.Context, cluster string) (*configv1.Cl
 }
 
 // ReadClusterVersion is Views.ClusterVersion for a reader, for tools that only read.
-func ReadClusterVersion(ctx context.Context, r client.Reader, owner policies.Owner, cluster string) (*configv1.ClusterVersion, string, error) {
+func ReadClusterVersion(ctx context.Context, r client.Reader, owner ownership.Owner, cluster string) (*configv1.ClusterVersion, string, error) {
 	view := &viewv1beta1.ManagedClusterView{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: cluster, Name: Views{Owner: owner}.Name("clusterversion")}, view)
 	switch {

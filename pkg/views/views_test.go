@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/views"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 )
@@ -34,7 +34,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 var _ = Describe("Views of a rollout", func() {
 	It("read each cluster's ClusterVersion through its agent, and are deleted with the rollout's objects", func(ctx SpecContext) {
 		clusters := env.MustJoinFleet(ctx, "viewed", 2)
-		owner := policies.Owner{Namespace: "cgu-views", Name: "upgrade"}
+		owner := ownership.Owner{Namespace: "cgu-views", Name: "upgrade"}
 		v := views.Views{Client: env.Hub.Client, Owner: owner}
 		cv, reason, err := v.ClusterVersion(ctx, clusters[0])
 		Expect(err).NotTo(HaveOccurred())
@@ -52,8 +52,8 @@ var _ = Describe("Views of a rollout", func() {
 			return cv.Status.Desired.Version
 		}).WithTimeout(30 * time.Second).Should(Equal(harness.From))
 
-		w := policies.Writer{Client: env.Hub.Client, Reader: env.Hub.Client, Scheme: env.Hub.Scheme}
-		Eventually(func() (int, error) { return w.Cleanup(ctx, owner) }).Should(BeZero())
+		c := ownership.Cleaner{Client: env.Hub.Client}
+		Eventually(func() (int, error) { return c.Cleanup(ctx, owner) }).Should(BeZero())
 		var list viewv1beta1.ManagedClusterViewList
 		Expect(env.Hub.Client.List(ctx, &list, client.MatchingLabels(owner.Labels()))).To(Succeed())
 		Expect(list.Items).To(BeEmpty())

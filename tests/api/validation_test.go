@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -135,6 +136,32 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   remediationStrategy: {maxConcurrency: 1}
   blockingCRs: [{namespace: default}]`,
 			"spec.blockingCRs[].name must not be empty"),
+		Entry("a preCachingConfigRef with an empty name", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  preCachingConfigRef: {name: ""}`,
+			"spec.preCachingConfigRef.name must not be empty"),
+		Entry("a preCachingConfigRef with a namespace and no name", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  preCachingConfigRef: {namespace: ztp}`,
+			"spec.preCachingConfigRef.namespace needs spec.preCachingConfigRef.name"),
+		Entry("a label selector with an unknown operator", `
+  clusterLabelSelectors: [{matchLabels: {site: a}}, {matchExpressions: [{key: fleet, operator: Near, values: [a]}]}]
+  remediationStrategy: {maxConcurrency: 1}`,
+			`spec.clusterLabelSelectors[1].matchExpressions[0].operator: Unsupported value: "Near": supported values: "In", "NotIn", "Exists", "DoesNotExist"`),
+		Entry("a label selector In without values", `
+  clusterLabelSelectors: [{matchExpressions: [{key: fleet, operator: In}]}]
+  remediationStrategy: {maxConcurrency: 1}`,
+			"spec.clusterLabelSelectors[0].matchExpressions[0]: Invalid value: values must not be empty for operator In or NotIn"),
+		Entry("a label selector Exists with values", `
+  clusterLabelSelectors: [{matchExpressions: [{key: fleet, operator: Exists, values: [a]}]}]
+  remediationStrategy: {maxConcurrency: 1}`,
+			"spec.clusterLabelSelectors[0].matchExpressions[0]: Invalid value: values must be empty for operator Exists or DoesNotExist"),
+		Entry("65 label selectors", `
+  clusterLabelSelectors: [`+strings.Repeat("{matchLabels: {a: b}}, ", 64)+`{}]
+  remediationStrategy: {maxConcurrency: 1}`,
+			"spec.clusterLabelSelectors: Too many: 65: must have at most 64 items"),
 		Entry("a misspelt field", `
   clusters: [a]
   remediationStrategy: {maxConcurency: 1}`,
@@ -182,6 +209,19 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   clusters: [a]
   remediationStrategy: {maxConcurrency: 1}
   upgradeChecks: {pathValidation: true, acceptRisks: [SRIOVFirmware], updateService: "https://osus.example.com/api/upgrades_info/v1/graph"}`),
+		Entry("a preCachingConfigRef with a name and no namespace", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  preCachingConfigRef: {name: settings}`),
+		Entry("label selectors with every operator", `
+  clusterLabelSelectors:
+  - matchLabels: {common: "true"}
+    matchExpressions:
+    - {key: a, operator: In, values: [x]}
+    - {key: b, operator: NotIn, values: [v, w]}
+    - {key: c, operator: Exists}
+    - {key: d, operator: DoesNotExist, values: []}
+  remediationStrategy: {maxConcurrency: 1}`),
 		Entry("empty upgrade checks", `
   clusters: [a]
   remediationStrategy: {maxConcurrency: 1}

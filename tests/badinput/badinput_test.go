@@ -290,14 +290,12 @@ var _ = Describe("Malformed and hostile ClusterGroupUpgrades", func() {
   managedPolicies: [bad-upgrade]
   enable: true
   remediationStrategy: {maxConcurrency: 1}`)),
-		Entry("a label selector with an unknown operator", answered(ranv1alpha1.ConditionClustersSelected, metav1.ConditionFalse,
-			ranv1alpha1.ReasonInvalidClusterSelector, `Invalid selector: spec.clusterLabelSelectors[0]: "Like" is not a valid label selector operator`).withSpec(`
+		Entry("a label selector with an unknown operator", refused(`spec.clusterLabelSelectors[0].matchExpressions[0].operator: Unsupported value: "Like": supported values: "In", "NotIn", "Exists", "DoesNotExist"`).withSpec(`
   clusterLabelSelectors: [{matchExpressions: [{key: fleet, operator: Like, values: [bad]}]}]
   managedPolicies: [bad-upgrade]
   enable: true
   remediationStrategy: {maxConcurrency: 1}`)),
-		Entry("a label selector In without values", answered(ranv1alpha1.ConditionClustersSelected, metav1.ConditionFalse,
-			ranv1alpha1.ReasonInvalidClusterSelector, "Invalid selector: spec.clusterLabelSelectors[0]: values: Invalid value").withSpec(`
+		Entry("a label selector In without values", refused("spec.clusterLabelSelectors[0].matchExpressions[0]: Invalid value: values must not be empty for operator In or NotIn").withSpec(`
   clusterLabelSelectors: [{matchExpressions: [{key: fleet, operator: In}]}]
   managedPolicies: [bad-upgrade]
   enable: true
@@ -328,6 +326,9 @@ var _ = Describe("Malformed and hostile ClusterGroupUpgrades", func() {
 			ranv1alpha1.ReasonPrecacheSpecIncomplete, "PreCachingConfig cgu-badinput/nothing named by spec.preCachingConfigRef does not exist").withSpec(base+`
   preCaching: true
   preCachingConfigRef: {name: nothing}`)),
+		Entry("a precachingConfigRef with an empty name", refused("spec.preCachingConfigRef.name must not be empty").withSpec(base+`
+  preCaching: true
+  preCachingConfigRef: {name: ""}`)),
 		Entry("preUpgradeActions naming nothing", answered(ranv1alpha1.ConditionValidated, metav1.ConditionFalse,
 			ranv1alpha1.ReasonNotAllManifestTemplatesExist, "ManifestWorkReplicaSets not found in cgu-badinput: nothing").withSpec(base+`
   preUpgradeActions: [nothing]`)),

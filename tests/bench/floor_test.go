@@ -12,11 +12,12 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
 )
 
 // floorOwner owns the floor driver's objects, as a ClusterGroupUpgrade owns the operator's.
-var floorOwner = policies.Owner{Namespace: rolloutNamespace, Name: "floor"}
+var floorOwner = ownership.Owner{Namespace: rolloutNamespace, Name: "floor"}
 
 // floorDriver is the harness floor: no operator logic, only the writes a rollout in its mode
 // needs, each made the moment the observed compliance allows it. It writes, per managed

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
 
@@ -76,8 +76,8 @@ func startObserver(ctx context.Context, hub *world.Hub, policyNames []string) (*
 }
 
 // rolloutObjects selects the objects made for an owner in the rollout namespace, the floor
-// driver's and the operator's (policies.Owner.Labels).
-var rolloutObjects = labels.SelectorFromSet(labels.Set{policies.LabelUpgradeNamespace: rolloutNamespace})
+// driver's and the operator's (ownership.Owner.Labels).
+var rolloutObjects = labels.SelectorFromSet(labels.Set{ownership.LabelUpgradeNamespace: rolloutNamespace})
 
 func (o *observer) policy(obj any) {
 	now := time.Now()

@@ -107,7 +107,7 @@ func newUpgrade(f *fleet, maxConcurrency int) *ranv1alpha1.ClusterGroupUpgrade {
 	return &ranv1alpha1.ClusterGroupUpgrade{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: rolloutNamespace},
 		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
-			ClusterLabelSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{fleetLabel: "bench"}}},
+			ClusterLabelSelectors: []ranv1alpha1.ClusterLabelSelector{{MatchLabels: map[string]string{fleetLabel: "bench"}}},
 			ManagedPolicies:       f.policyNames(),
 			RemediationStrategy:   &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: maxConcurrency, Timeout: 24 * 60},
 			Enable:                ptr.To(true),

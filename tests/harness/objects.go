@@ -16,7 +16,7 @@ import (
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/testenv"
 )
@@ -25,7 +25,7 @@ import (
 // in every namespace: enforce copies (root policies, not their replicas), Placements and
 // PlacementBindings carrying its owner labels.
 func (e *Env) Leftovers(ctx context.Context, namespace, name string) (int, error) {
-	selector := client.MatchingLabels(policies.Owner{Namespace: namespace, Name: name}.Labels())
+	selector := client.MatchingLabels(ownership.Owner{Namespace: namespace, Name: name}.Labels())
 	var ps policyv1.PolicyList
 	if err := e.Hub.Client.List(ctx, &ps, selector); err != nil {
 		return 0, err

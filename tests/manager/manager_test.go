@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,11 +17,23 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
+	"github.com/onsi/gomega/types"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
 	"github.com/cgu-operator/cgu-operator/tests/testenv"
 )
@@ -164,4 +177,114 @@ var _ = Describe("The manager", Ordered, func() {
 		Expect(lease.Spec.HolderIdentity).To(SatisfyAny(BeNil(), HaveValue(BeEmpty())))
 		Expect(errorLines(session.Err.Contents())).To(BeEmpty(), "no error was logged")
 	})
+
+	// Each optional API in turn is taken off the hub (its CRDs deleted, then installed again):
+	// the manager starts, says which features are off, and answers a rollout asking for one.
+	DescribeTable("starts on a hub without an optional API",
+		func(ctx SpecContext, crdFiles []string, api hubapi.API, spec string, answer types.GomegaMatcher) {
+			k8s, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
+			Expect(err).NotTo(HaveOccurred())
+			withoutCRDs(crdFiles, api)
+
+			session := startManager("--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+			DeferCleanup(func() {
+				session.Signal(syscall.SIGTERM)
+				Eventually(session, 40*time.Second).Should(gexec.Exit(0))
+				Expect(errorLines(session.Err.Contents())).To(BeEmpty(), "no error was logged")
+			})
+			for _, name := range []string{"clustergroupupgrade", "ztp"} {
+				Eventually(func() []byte { return session.Err.Contents() }, 30*time.Second).
+					Should(ContainSubstring(`"msg":"Starting workers","controller":%q`, name))
+			}
+			Expect(string(session.Err.Contents())).To(ContainSubstring(`"msg":"Optional API not served`), "the log says which API is missing")
+			Expect(string(session.Err.Contents())).To(ContainSubstring(`"api":%q`, api.String()))
+
+			cgu := rolloutAsking(ctx, k8s, spec)
+			Eventually(func(g Gomega) {
+				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cgu), cgu)).To(Succeed())
+				g.Expect(cgu.Status.Conditions).To(answer)
+			}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+			Expect(k8s.Delete(ctx, cgu)).To(Succeed())
+			Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(cgu), cgu) }, 30*time.Second).Should(Satisfy(apierrors.IsNotFound))
+		},
+		Entry("ManagedClusterViews: pre-caching is refused", []string{"managedclusterviews"}, hubapi.Views,
+			"preCaching: true", refusedFor("spec.preCaching", hubapi.Views, ranv1alpha1.ReasonHubAPINotServed)),
+		Entry("ManagedClusterActions: health checks are refused", []string{"managedclusteractions"}, hubapi.Actions,
+			"upgradeChecks: {health: {beforeUpgrade: true}}", refusedFor("spec.upgradeChecks.health", hubapi.Actions, ranv1alpha1.ReasonHubAPINotServed)),
+		Entry("ManifestWorks: ManifestWork templates are refused", []string{"manifestworks", "manifestworkreplicasets"}, hubapi.Works,
+			"manifestWorkTemplates: [step]", refusedFor("spec.manifestWorkTemplates", hubapi.Works, ranv1alpha1.ReasonNotAllManifestTemplatesExist)),
+		Entry("ManagedClusterSetBindings: a Copy-mode rollout starts and places its policy", []string{"managedclustersetbindings"}, hubapi.SetBindings,
+			"enforcement: Copy", ContainElement(And(HaveField("Type", ranv1alpha1.ConditionProgressing),
+				HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ranv1alpha1.ReasonInProgress)))),
+	)
 })
+
+// withoutCRDs deletes the hub CRDs whose file names contain one of names until the test
+// ends, and waits until the hub no longer serves api.
+func withoutCRDs(names []string, api hubapi.API) {
+	all, err := testenv.HubCRDs()
+	Expect(err).NotTo(HaveOccurred())
+	var files []string
+	for _, f := range all {
+		for _, n := range names {
+			if strings.Contains(filepath.Base(f), "_"+n+".") {
+				files = append(files, f)
+			}
+		}
+	}
+	Expect(files).To(HaveLen(len(names)))
+	opts := envtest.CRDInstallOptions{Paths: files, ErrorIfPathMissing: true}
+	Expect(envtest.UninstallCRDs(cfg, opts)).To(Succeed())
+	DeferCleanup(func() {
+		_, err := envtest.InstallCRDs(cfg, opts)
+		Expect(err).NotTo(HaveOccurred())
+	})
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func() ([]hubapi.API, error) { return hubapi.Missing(dc, []hubapi.API{api}) }, 30*time.Second).Should(HaveLen(1))
+}
+
+// rolloutAsking creates an enabled ClusterGroupUpgrade of one cluster and one managed policy
+// the cluster does not comply with, with spec added, and the hub objects it names.
+func rolloutAsking(ctx SpecContext, k8s client.Client, spec string) *ranv1alpha1.ClusterGroupUpgrade {
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "policies"}},
+		&clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "spoke-1"}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}},
+	} {
+		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, o))).To(Succeed())
+	}
+	root := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "policies", Name: "upgrade"},
+		Spec: policyv1.PolicySpec{RemediationAction: policyv1.Inform, PolicyTemplates: []*policyv1.PolicyTemplate{}}}
+	if err := k8s.Create(ctx, root); apierrors.IsAlreadyExists(err) {
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(root), root)).To(Succeed())
+	} else {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	root.Status.Status = []*policyv1.CompliancePerClusterStatus{{ClusterName: "spoke-1", ClusterNamespace: "spoke-1", ComplianceState: policyv1.NonCompliant}}
+	root.Status.ComplianceState = policyv1.NonCompliant
+	Expect(k8s.Status().Update(ctx, root)).To(Succeed())
+
+	obj := &unstructured.Unstructured{}
+	Expect(yaml.Unmarshal([]byte(fmt.Sprintf(`
+apiVersion: ran.openshift.io/v1alpha1
+kind: ClusterGroupUpgrade
+metadata: {name: asking, namespace: fleet}
+spec:
+  clusters: [spoke-1]
+  managedPolicies: [upgrade]
+  enable: true
+  remediationStrategy: {maxConcurrency: 1}
+  %s
+`, spec)), &obj.Object)).To(Succeed())
+	Expect(k8s.Create(ctx, obj)).To(Succeed())
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{}
+	Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, cgu)).To(Succeed())
+	return cgu
+}
+
+// refusedFor matches conditions with Validated False for reason, naming field and api.
+func refusedFor(field string, api hubapi.API, reason string) types.GomegaMatcher {
+	return ContainElement(And(HaveField("Type", ranv1alpha1.ConditionValidated), HaveField("Status", metav1.ConditionFalse),
+		HaveField("Reason", reason), HaveField("Message", And(HavePrefix(field+" needs APIs the hub does not serve"), ContainSubstring(api.String())))))
+}

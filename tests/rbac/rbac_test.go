@@ -23,7 +23,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/ztp"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
@@ -121,7 +121,7 @@ func clusterLabels(ctx context.Context, name string) func(Gomega) map[string]str
 // owned counts the objects made for the CGU, in every namespace, of each kind the operator
 // deletes with it.
 func owned(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) int {
-	selector := client.MatchingLabels(policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}.Labels())
+	selector := client.MatchingLabels(ownership.Owner{Namespace: cgu.Namespace, Name: cgu.Name}.Labels())
 	return func(g Gomega) int {
 		n := 0
 		for _, list := range []client.ObjectList{&policyv1.PlacementBindingList{}, &clusterv1beta1.PlacementList{},

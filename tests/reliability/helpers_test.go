@@ -24,7 +24,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
@@ -214,7 +214,7 @@ func selected(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Go
 	return func(g Gomega) []string {
 		out := []string{}
 		var pls clusterv1beta1.PlacementList
-		g.Expect(fleet.Hub.Client.List(ctx, &pls, client.MatchingLabels(policies.Owner{Namespace: cgu.Namespace, Name: cgu.Name}.Labels()))).To(Succeed())
+		g.Expect(fleet.Hub.Client.List(ctx, &pls, client.MatchingLabels(ownership.Owner{Namespace: cgu.Namespace, Name: cgu.Name}.Labels()))).To(Succeed())
 		for _, p := range pls.Items {
 			var decisions clusterv1beta1.PlacementDecisionList
 			g.Expect(fleet.Hub.Client.List(ctx, &decisions, client.InNamespace(p.Namespace),

@@ -9,6 +9,7 @@ import (
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 )
@@ -36,7 +37,7 @@ var _ = Describe("Enforcement modes", func() {
 		placePolicy(ctx, parent, "copy")
 		Expect(hub.BindClusterSet(ctx, cguNS)).To(Succeed())
 
-		owner := policies.Owner{Namespace: cguNS, Name: "cgu-copy"}
+		owner := ownership.Owner{Namespace: cguNS, Name: "cgu-copy"}
 		cp, err := policies.EnforceCopy(parent, owner)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(hub.Client.Create(ctx, cp)).To(Succeed())
@@ -60,7 +61,7 @@ var _ = Describe("Enforcement modes", func() {
 		parent := upgradePolicy("override-upgrade", policyv1.Inform)
 		placePolicy(ctx, parent, "override")
 
-		labels := policies.Owner{Namespace: cguNS, Name: "cgu-override"}.Labels()
+		labels := ownership.Owner{Namespace: cguNS, Name: "cgu-override"}.Labels()
 		name := "cgu-override-binding"
 		Expect(hub.Client.Create(ctx, policies.ExactPlacement(policyNS, name, []string{"override-2"}, labels))).To(Succeed())
 		Expect(hub.Client.Create(ctx, policies.Binding(policyNS, name, name, parent.Name, true, labels))).To(Succeed())

@@ -1,0 +1,101 @@
+package ownership
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
+)
+
+// Cleaner finds and deletes the objects made for a rollout.
+type Cleaner struct {
+	Client client.Client
+	// Copies reads the ConfigMaps copied for hub templates, from a cache that holds only
+	// those; nil reads them through Client.
+	Copies client.Reader
+	// Unserved are the optional APIs the hub does not serve: their kinds are not looked for.
+	Unserved hubapi.Unserved
+}
+
+// Cleanup deletes every object made for owner (Kinds, and the copied ConfigMaps in the
+// owner's namespace), in every namespace. It returns how many were found, those already
+// being deleted included. Everything is listed from the cache, which holds these kinds
+// filtered by the owner labels: cleaning up reads nothing from the API server.
+func (c Cleaner) Cleanup(ctx context.Context, owner Owner) (int, error) {
+	selector := client.MatchingLabels(owner.Labels())
+	found := 0
+	var errs []error
+	for _, k := range Kinds {
+		if c.Unserved.Missing(k.Needs) {
+			continue
+		}
+		list := k.List()
+		if err := c.Client.List(ctx, list, selector); err != nil {
+			if !meta.IsNoMatchError(err) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		n, err := c.deleteAll(ctx, list)
+		found += n
+		errs = append(errs, err)
+	}
+	copies := c.Copies
+	if copies == nil {
+		copies = c.Client
+	}
+	var configMaps corev1.ConfigMapList
+	if err := copies.List(ctx, &configMaps, client.InNamespace(owner.Namespace), selector); err != nil {
+		errs = append(errs, err)
+	} else {
+		n, err := c.deleteAll(ctx, &configMaps)
+		found += n
+		errs = append(errs, err)
+	}
+	return found, errors.Join(errs...)
+}
+
+func (c Cleaner) deleteAll(ctx context.Context, list client.ObjectList) (int, error) {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, item := range items {
+		o, ok := item.(client.Object)
+		if !ok || !o.GetDeletionTimestamp().IsZero() {
+			continue // already being deleted: its finalizers hold it
+		}
+		if err := c.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err))
+		}
+	}
+	return len(items), errors.Join(errs...)
+}
+
+// Delete deletes those of objects (named, otherwise empty) that exist and were made for
+// owner; those gone, or made by someone else, are skipped.
+func (c Cleaner) Delete(ctx context.Context, owner Owner, objects ...client.Object) error {
+	for _, o := range objects {
+		err := c.Client.Get(ctx, client.ObjectKeyFromObject(o), o)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("reading %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err)
+		case !owner.Owns(o.GetLabels()):
+			continue
+		}
+		uid := o.GetUID()
+		if err := c.Client.Delete(ctx, o, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err)
+		}
+	}
+	return nil
+}
