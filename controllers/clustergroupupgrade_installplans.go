@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cgu-operator/cgu-operator/pkg/installplan"
@@ -51,51 +50,96 @@ type subscriptionOn struct {
 	observed, plan *unstructured.Unstructured
 }
 
-// applyInstallPlans approves, on each cluster a managed policy is enforced on right now, the
-// Manual InstallPlan of each Subscription the policy declares and spec.operatorUpgrades
-// chooses, once pkg/installplan finds it is the plan of the upgrade the policy asks for. It
-// reads the Subscription and its plan through ManagedClusterViews, approves through a
-// ManagedClusterAction, and deletes the views of clusters no longer enforced, so that the
-// views grow with the batch, not with the fleet.
-func (r *ClusterGroupUpgradeReconciler) applyInstallPlans(ctx context.Context, s *scope) error {
-	targets := chosenSubscriptions(ctx, s)
+// operatorUpgrades is what InstallPlan approval reads of the hub: the rollout's views of
+// Subscriptions and InstallPlans, and its approval actions, by key.
+type operatorUpgrades struct {
+	views   map[client.ObjectKey]*viewv1beta1.ManagedClusterView
+	actions map[client.ObjectKey]bool
+}
+
+// installPlanIntents are the writes of InstallPlan approval the decision calls for: the
+// views to make or correct, the approvals to make, and the views of clusters no longer
+// enforced, to delete.
+type installPlanIntents struct {
+	views     []*viewv1beta1.ManagedClusterView
+	approvals []approval
+	stale     []*viewv1beta1.ManagedClusterView
+}
+
+// approval is the action approving one InstallPlan, with what the event about it says.
+type approval struct {
+	action  *actionv1beta1.ManagedClusterAction
+	cluster string
+	sub     string
+	verdict installplan.Verdict
+}
+
+// gatherInstallPlans reads, from the cache, the rollout's views of Subscriptions and
+// InstallPlans and its approval actions, on a hub that serves them.
+func (r *ClusterGroupUpgradeReconciler) gatherInstallPlans(ctx context.Context, s *scope) error {
 	if r.Unserved.Views || r.Unserved.Actions {
-		if len(targets) > 0 {
-			installPlansUnserved.Do(func() {
-				ctrl.LoggerFrom(ctx).Info("The hub serves no ManagedClusterViews or ManagedClusterActions: Manual InstallPlans are not approved")
-			})
-		}
 		return nil
 	}
-	existing, err := r.operatorUpgradeViews(ctx, s.owner)
-	if err != nil {
-		return err
+	selector := []client.ListOption{client.MatchingLabels(s.owner.Labels()), client.HasLabels{LabelOperatorUpgrade}}
+	var views viewv1beta1.ManagedClusterViewList
+	if err := r.Client.List(ctx, &views, selector...); err != nil {
+		return fmt.Errorf("listing the views of Subscriptions and InstallPlans: %w", err)
 	}
+	var actions actionv1beta1.ManagedClusterActionList
+	if err := r.Client.List(ctx, &actions, selector...); err != nil {
+		return fmt.Errorf("listing the actions approving InstallPlans: %w", err)
+	}
+	ou := &operatorUpgrades{views: make(map[client.ObjectKey]*viewv1beta1.ManagedClusterView, len(views.Items)),
+		actions: make(map[client.ObjectKey]bool, len(actions.Items))}
+	for i := range views.Items {
+		ou.views[client.ObjectKeyFromObject(&views.Items[i])] = &views.Items[i]
+	}
+	for i := range actions.Items {
+		ou.actions[client.ObjectKeyFromObject(&actions.Items[i])] = true
+	}
+	s.operatorUpgrades = ou
+	return nil
+}
+
+// decideInstallPlans decides, on each cluster a managed policy is enforced on right now,
+// the approval of the Manual InstallPlan of each Subscription the policy declares and
+// spec.operatorUpgrades chooses, once pkg/installplan finds it is the plan of the upgrade
+// the policy asks for. The Subscription and its plan are read through views (made here when
+// missing), the approval is an action; the views of clusters no longer enforced go, so that
+// the views grow with the batch, not with the fleet.
+func decideInstallPlans(s *scope) installPlanIntents {
+	targets := chosenSubscriptions(s)
+	ou := s.operatorUpgrades
+	if ou == nil {
+		if len(targets) > 0 {
+			installPlansUnserved.Do(func() {
+				s.log.Info("The hub serves no ManagedClusterViews or ManagedClusterActions: Manual InstallPlans are not approved")
+			})
+		}
+		return installPlanIntents{}
+	}
+	var out installPlanIntents
 	keep := map[client.ObjectKey]bool{}
-	var errs []error
 	for i := range targets {
-		errs = append(errs, r.observe(ctx, s.owner, &targets[i], existing, keep))
+		out.views = append(out.views, observe(s.owner, &targets[i], ou, keep)...)
 	}
 	accepted := progressing(targets)
 	for _, t := range targets {
-		errs = append(errs, r.approve(ctx, s, t, accepted[t.cluster+"/"+t.sub.Namespace]))
-	}
-	for key, v := range existing {
-		if !keep[key] {
-			if err := r.Client.Delete(ctx, v); client.IgnoreNotFound(err) != nil {
-				errs = append(errs, fmt.Errorf("deleting view %s/%s: %w", v.Namespace, v.Name, err))
-			}
+		if a, ok := decideApproval(s, t, accepted[t.cluster+"/"+t.sub.Namespace]); ok && !ou.actions[client.ObjectKeyFromObject(a.action)] {
+			out.approvals = append(out.approvals, a)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("approving InstallPlans: %w", err)
+	for key, v := range ou.views {
+		if !keep[key] {
+			out.stale = append(out.stale, v)
+		}
 	}
-	return nil
+	return out
 }
 
 // chosenSubscriptions are the chosen Subscriptions of each managed policy on each cluster
 // the decision enforces the policy on, each cluster and Subscription once.
-func chosenSubscriptions(ctx context.Context, s *scope) []subscriptionOn {
+func chosenSubscriptions(s *scope) []subscriptionOn {
 	var out []subscriptionOn
 	seen := map[string]bool{}
 	for i, p := range s.roots {
@@ -106,7 +150,7 @@ func chosenSubscriptions(ctx context.Context, s *scope) []subscriptionOn {
 		subs, err := installplan.Chosen(p, s.cgu.Spec.OperatorUpgrades)
 		if err != nil {
 			// The spokes cannot evaluate such a policy either; its compliance tells.
-			ctrl.LoggerFrom(ctx).Info("The Subscriptions of a managed policy cannot be read", "policy", p.Name, "error", err)
+			s.log.Info("The Subscriptions of a managed policy cannot be read", "policy", p.Name, "error", err)
 			continue
 		}
 		for _, c := range clusters {
@@ -121,38 +165,27 @@ func chosenSubscriptions(ctx context.Context, s *scope) []subscriptionOn {
 	return out
 }
 
-// operatorUpgradeViews are the rollout's views of Subscriptions and InstallPlans, from the
-// cache.
-func (r *ClusterGroupUpgradeReconciler) operatorUpgradeViews(ctx context.Context, owner ownership.Owner) (map[client.ObjectKey]*viewv1beta1.ManagedClusterView, error) {
-	var list viewv1beta1.ManagedClusterViewList
-	if err := r.Client.List(ctx, &list, client.MatchingLabels(owner.Labels()), client.HasLabels{LabelOperatorUpgrade}); err != nil {
-		return nil, fmt.Errorf("listing the views of Subscriptions and InstallPlans: %w", err)
-	}
-	out := make(map[client.ObjectKey]*viewv1beta1.ManagedClusterView, len(list.Items))
-	for i := range list.Items {
-		out[client.ObjectKeyFromObject(&list.Items[i])] = &list.Items[i]
-	}
-	return out, nil
-}
-
-// observe ensures the view of the Subscription on its cluster and, once it names an
-// InstallPlan, the view of the plan, and reads what they show.
-func (r *ClusterGroupUpgradeReconciler) observe(ctx context.Context, owner ownership.Owner, t *subscriptionOn,
-	existing map[client.ObjectKey]*viewv1beta1.ManagedClusterView, keep map[client.ObjectKey]bool) error {
-	subView, err := r.ensureOperatorView(ctx, existing, keep, operatorView(owner, t.cluster, operatorUpgradeSubscription,
+// observe reads what the views of a target show: its Subscription and, once that names an
+// InstallPlan, the plan. It returns the views to make or correct first, and marks those to
+// keep.
+func observe(owner ownership.Owner, t *subscriptionOn, ou *operatorUpgrades, keep map[client.ObjectKey]bool) []*viewv1beta1.ManagedClusterView {
+	var out []*viewv1beta1.ManagedClusterView
+	subView, want := shown(ou, keep, operatorView(owner, t.cluster, operatorUpgradeSubscription,
 		operatorsv1alpha1.SubscriptionKind, installplan.Ref{Namespace: t.sub.Namespace, Name: t.sub.Name}))
-	if err != nil {
-		return err
+	if want != nil {
+		out = append(out, want)
 	}
 	t.observed = installplan.FromView(subView)
 	ref, ok := installplan.PlanOf(t.observed)
 	if !ok || ref.Namespace != t.sub.Namespace {
-		return nil
+		return out
 	}
-	planView, err := r.ensureOperatorView(ctx, existing, keep, operatorView(owner, t.cluster, operatorUpgradeInstallPlan,
-		operatorsv1alpha1.InstallPlanKind, ref))
+	planView, want := shown(ou, keep, operatorView(owner, t.cluster, operatorUpgradeInstallPlan, operatorsv1alpha1.InstallPlanKind, ref))
+	if want != nil {
+		out = append(out, want)
+	}
 	t.plan = installplan.FromView(planView)
-	return err
+	return out
 }
 
 // operatorView is the rollout's view of an OLM object of kind on a cluster.
@@ -174,28 +207,56 @@ func operatorObjectName(owner ownership.Owner, what string, ref installplan.Ref)
 	return names.Safe(253, "cgu", owner.Namespace, owner.Name, what, ref.Namespace+"."+ref.Name)
 }
 
-// ensureOperatorView creates the view when missing, updates it when its scope differs, and
-// returns it as stored (nil when just created).
-func (r *ClusterGroupUpgradeReconciler) ensureOperatorView(ctx context.Context, existing map[client.ObjectKey]*viewv1beta1.ManagedClusterView,
-	keep map[client.ObjectKey]bool, want *viewv1beta1.ManagedClusterView) (*viewv1beta1.ManagedClusterView, error) {
+// shown returns the view as stored when it exists with the scope wanted; otherwise nil and
+// the view to make (or to correct): it shows nothing yet.
+func shown(ou *operatorUpgrades, keep map[client.ObjectKey]bool, want *viewv1beta1.ManagedClusterView) (got, fix *viewv1beta1.ManagedClusterView) {
 	key := client.ObjectKeyFromObject(want)
 	keep[key] = true
-	got, ok := existing[key]
+	got, ok := ou.views[key]
 	switch {
 	case !ok:
-		if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("creating view %s/%s: %w", want.Namespace, want.Name, err)
-		}
-		return nil, nil
+		return nil, want
 	case got.Spec.Scope == want.Spec.Scope:
 		return got, nil
 	}
 	updated := got.DeepCopy()
 	updated.Spec = want.Spec
-	if err := r.Client.Update(ctx, updated); err != nil {
-		return nil, fmt.Errorf("updating view %s/%s: %w", want.Namespace, want.Name, err)
+	return nil, updated
+}
+
+// applyInstallPlans makes the writes of InstallPlan approval the decision called for.
+func (r *ClusterGroupUpgradeReconciler) applyInstallPlans(ctx context.Context, s *scope) error {
+	in := s.spoke.installPlans
+	var errs []error
+	for _, v := range in.views {
+		errs = append(errs, r.makeView(ctx, v))
 	}
-	return nil, nil
+	for _, a := range in.approvals {
+		errs = append(errs, r.makeApproval(ctx, s, a))
+	}
+	for _, v := range in.stale {
+		if err := r.Client.Delete(ctx, v); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting view %s/%s: %w", v.Namespace, v.Name, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("approving InstallPlans: %w", err)
+	}
+	return nil
+}
+
+// makeView creates a view, or updates one whose scope was corrected (it has a version).
+func (r *ClusterGroupUpgradeReconciler) makeView(ctx context.Context, v *viewv1beta1.ManagedClusterView) error {
+	if v.ResourceVersion != "" {
+		if err := r.Client.Update(ctx, v); err != nil {
+			return fmt.Errorf("updating view %s/%s: %w", v.Namespace, v.Name, err)
+		}
+		return nil
+	}
+	if err := r.Client.Create(ctx, v); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating view %s/%s: %w", v.Namespace, v.Name, err)
+	}
+	return nil
 }
 
 // progressing are, per cluster and namespace, the CSVs the chosen Subscriptions there are
@@ -209,37 +270,40 @@ func progressing(targets []subscriptionOn) map[string][]string {
 	return out
 }
 
-// approve creates the action approving the Subscription's InstallPlan when pkg/installplan
-// says so, once per cluster and plan, and marks it with an event when created.
-func (r *ClusterGroupUpgradeReconciler) approve(ctx context.Context, s *scope, t subscriptionOn, also []string) error {
+// decideApproval says whether to approve the Subscription's InstallPlan (pkg/installplan),
+// and with which action; it logs why not when the plan is not the one asked for.
+func decideApproval(s *scope, t subscriptionOn, also []string) (approval, bool) {
 	v := installplan.Decide(t.sub, t.observed, t.plan, also)
-	log := ctrl.LoggerFrom(ctx).WithValues("cluster", t.cluster, "subscription", t.sub.Key())
+	log := s.log.WithValues("cluster", t.cluster, "subscription", t.sub.Key())
 	switch v.Outcome {
 	case installplan.Mismatch:
 		log.Info("The InstallPlan is not approved", "reason", v.Message)
-		return nil
+		return approval{}, false
 	case installplan.Approve:
 	default:
 		log.V(1).Info("No InstallPlan to approve", "outcome", v.Outcome, "reason", v.Message)
-		return nil
+		return approval{}, false
 	}
 	action, err := approvalAction(s.owner, t.cluster, v.Plan, t.plan)
 	if err != nil {
-		return err
+		log.Error(err, "The InstallPlan cannot be approved")
+		return approval{}, false
 	}
-	err = r.Client.Get(ctx, client.ObjectKeyFromObject(action), &actionv1beta1.ManagedClusterAction{})
-	if !apierrors.IsNotFound(err) {
-		return err
-	}
-	switch err := r.Client.Create(ctx, action); {
+	return approval{action: action, cluster: t.cluster, sub: t.sub.Key(), verdict: v}, true
+}
+
+// makeApproval creates the action approving an InstallPlan, once per cluster and plan, and
+// marks it with an event when created.
+func (r *ClusterGroupUpgradeReconciler) makeApproval(ctx context.Context, s *scope, a approval) error {
+	switch err := r.Client.Create(ctx, a.action); {
 	case apierrors.IsAlreadyExists(err):
 		return nil
 	case err != nil:
-		return fmt.Errorf("creating the action approving InstallPlan %s/%s on %s: %w", v.Plan.Namespace, v.Plan.Name, t.cluster, err)
+		return fmt.Errorf("creating the action approving InstallPlan %s/%s on %s: %w", a.verdict.Plan.Namespace, a.verdict.Plan.Name, a.cluster, err)
 	}
-	log.Info("Approving an InstallPlan", "installPlan", v.Plan.Name, "csv", v.CSV)
-	r.relatedEvent(s, managedCluster(t.cluster), corev1.EventTypeNormal, EventInstallPlanApproved,
-		"Approved InstallPlan %s/%s (%s) of Subscription %s on cluster %s", v.Plan.Namespace, v.Plan.Name, v.CSV, t.sub.Key(), t.cluster)
+	s.log.Info("Approving an InstallPlan", "cluster", a.cluster, "subscription", a.sub, "installPlan", a.verdict.Plan.Name, "csv", a.verdict.CSV)
+	r.relatedEvent(s, managedCluster(a.cluster), corev1.EventTypeNormal, EventInstallPlanApproved,
+		"Approved InstallPlan %s/%s (%s) of Subscription %s on cluster %s", a.verdict.Plan.Namespace, a.verdict.Plan.Name, a.verdict.CSV, a.sub, a.cluster)
 	return nil
 }
 

@@ -102,6 +102,9 @@ type scope struct {
 	works *works
 	// spoke are the spoke-side objects the decision calls for (applySpoke makes them).
 	spoke spokeIntents
+	// operatorUpgrades are the views and actions of InstallPlan approval; nil on a hub that
+	// does not serve both.
+	operatorUpgrades *operatorUpgrades
 	// checkViews is true when the upgrade checks read ClusterVersions through views, which
 	// the hub serves.
 	checkViews bool
@@ -309,6 +312,7 @@ func (r *ClusterGroupUpgradeReconciler) decide(_ context.Context, s *scope) erro
 	s.decided = true
 	s.spoke.jobs = append(s.spoke.jobs, healthJobs(s, r.SpokeImage)...)
 	s.spoke.views, s.spoke.works = checkViews(s), workIntents(s)
+	s.spoke.installPlans = decideInstallPlans(s)
 	logDecision(s)
 	s.startedNow = !s.started && !s.decision.Progress.Started.IsZero()
 	return nil

@@ -19,6 +19,9 @@ type spokeIntents struct {
 	views []string
 	jobs  []spokejob.Job
 	works []workIntent
+	// installPlans are the views, approvals and stale views of InstallPlan approval
+	// (decideInstallPlans), made by applyInstallPlans.
+	installPlans installPlanIntents
 }
 
 // applySpoke makes the spoke-side objects the decision called for.
