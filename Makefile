@@ -97,28 +97,17 @@ test: envtest-assets ## Run every test: unit tests and the Ginkgo suites on envt
 	$(MAKE) fuzz-smoke
 
 # How long each fuzz target runs: `make fuzz` (FUZZTIME) and the smoke run `make test` ends with
-# (FUZZ_SMOKE_TIME). The targets are those `go test -list '^Fuzz'` lists in the packages whose
-# tests declare one; `go test -fuzz` takes one package and one target at a time. A crasher
-# fails the run and is written to the package's testdata/fuzz.
+# (FUZZ_SMOKE_TIME); hack/fuzz.sh runs every target of the module in turn.
 FUZZTIME ?= 1m
 FUZZ_SMOKE_TIME ?= 2s
 
-define run-fuzz
-	@pkgs=$$(grep -rlE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(' . | xargs -n1 dirname | sort -u); \
-	targets=$$(go test -list '^Fuzz' $$pkgs | awk '/^Fuzz/ {n[++c] = $$1; next} /^ok/ {for (i = 1; i <= c; i++) print $$2 "," n[i]; c = 0}'); \
-	for t in $$targets; do \
-		echo "go test -run '^$$' -fuzz '^$${t#*,}$$' -fuzztime $(1) $${t%%,*}"; \
-		go test -run '^$$' -fuzz "^$${t#*,}$$" -fuzztime $(1) $${t%%,*} || exit 1; \
-	done
-endef
-
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 1m).
-	$(call run-fuzz,$(FUZZTIME))
+	hack/fuzz.sh $(FUZZTIME)
 
 .PHONY: fuzz-smoke
 fuzz-smoke: ## Run every fuzz target for FUZZ_SMOKE_TIME each (default 2s), as make test does.
-	$(call run-fuzz,$(FUZZ_SMOKE_TIME))
+	hack/fuzz.sh $(FUZZ_SMOKE_TIME)
 
 .PHONY: bench
 bench: ## Run the benchmarks (no tests); BENCH=regexp selects some.
