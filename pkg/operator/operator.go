@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/controllers"
 	"github.com/cgu-operator/cgu-operator/pkg/emitter"
@@ -51,7 +52,7 @@ const graphTimeout = 10 * time.Second
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, ranv1alpha1.AddToScheme, policyv1.AddToScheme,
+		clientgoscheme.AddToScheme, ranv1alpha1.AddToScheme, lcmv1alpha1.AddToScheme, policyv1.AddToScheme,
 		clusterv1.Install, clusterv1beta1.Install, clusterv1beta2.Install, workv1.Install, workv1alpha1.Install, viewv1beta1.AddToScheme,
 		actionv1beta1.AddToScheme,
 	} {

@@ -54,5 +54,6 @@ var _ = Describe("The samples", Ordered, func() {
 		},
 		Entry("ClusterGroupUpgrade", "ClusterGroupUpgrade", "ran.openshift.io_clustergroupupgrades.yaml"),
 		Entry("PreCachingConfig", "PreCachingConfig", "ran.openshift.io_precachingconfigs.yaml"),
+		Entry("ImageBasedGroupUpgrade", "ImageBasedGroupUpgrade", "lcm.openshift.io_imagebasedgroupupgrades.yaml"),
 	)
 })

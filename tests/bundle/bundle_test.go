@@ -97,6 +97,7 @@ func TestBundleExamplesMatchTheirCRDs(t *testing.T) {
 	}
 	g.Expect(kinds).To(HaveKey("ClusterGroupUpgrade"))
 	g.Expect(kinds).To(HaveKey("PreCachingConfig"))
+	g.Expect(kinds).To(HaveKey("ImageBasedGroupUpgrade"))
 }
 
 func TestBundleOwnsItsCRDs(t *testing.T) {
@@ -116,7 +117,7 @@ func TestBundleOwnsItsCRDs(t *testing.T) {
 		g.Expect(d.Description).NotTo(BeEmpty(), d.Kind)
 	}
 	g.Expect(owned).To(ConsistOf(inBundle))
-	g.Expect(owned).To(HaveLen(3))
+	g.Expect(owned).To(HaveLen(4))
 }
 
 func TestBundleDeploymentRunsTheSpokeImage(t *testing.T) {
