@@ -1,0 +1,287 @@
+// Package ibgu decides how an ImageBasedGroupUpgrade runs on the rollout engine. Each plan
+// step becomes a ClusterGroupUpgrade (Step) that rolls out, on the clusters the step is for
+// (Selectors), one ManifestWorkReplicaSet template per action (Template): a ManifestWork that
+// moves the spoke's ImageBasedUpgrade to the action's stage and reads its conditions back as
+// status feedback, so that the engine's batches, timeouts and gates run image-based upgrades
+// as they run policies. It is pure: the controller reads the hub and writes what it returns.
+package ibgu
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	workv1 "open-cluster-management.io/api/work/v1"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+
+	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
+)
+
+// LabelIBGU on the ClusterGroupUpgrades and templates of an ImageBasedGroupUpgrade names it
+// (TALM's label).
+const LabelIBGU = "ibgu"
+
+// The lifecycle agent's ImageBasedUpgrade: one per cluster, cluster-scoped, named upgrade.
+const (
+	IBUGroup    = "lca.openshift.io"
+	IBUVersion  = "v1"
+	IBUKind     = "ImageBasedUpgrade"
+	IBUResource = "imagebasedupgrades"
+	IBUName     = "upgrade"
+)
+
+// The stages of an ImageBasedUpgrade.
+const (
+	StageIdle     = "Idle"
+	StagePrep     = "Prep"
+	StageUpgrade  = "Upgrade"
+	StageRollback = "Rollback"
+)
+
+// workRole is the ClusterRole, aggregated to the work agent's, that lets the agent manage
+// the ImageBasedUpgrade (TALM's name and aggregation label).
+const (
+	workRole         = "open-cluster-management:klusterlet-work:ibu-role"
+	labelAggregation = "open-cluster-management.io/aggregate-to-work"
+)
+
+// annotationDisableAutoImport keeps the hub from importing a cluster again while it pivots
+// to its new stateroot (TALM sets it for the steps that upgrade).
+const annotationDisableAutoImport = "import.open-cluster-management.io/disable-auto-import"
+
+// Stage is the stage an action moves the ImageBasedUpgrade to: Prep, Upgrade and Rollback
+// their own; the finalizing and aborting actions Idle.
+func Stage(action lcmv1alpha1.Action) string {
+	switch action {
+	case lcmv1alpha1.ActionPrep:
+		return StagePrep
+	case lcmv1alpha1.ActionUpgrade:
+		return StageUpgrade
+	case lcmv1alpha1.ActionRollback:
+		return StageRollback
+	}
+	return StageIdle
+}
+
+// Feedback is what a ManifestWork reads back from the ImageBasedUpgrade: the status of the
+// condition that says the stage is done, which must be True, and the messages that say how
+// it goes (TALM's feedback names).
+type Feedback struct {
+	// Done is the name of the value that must read "True".
+	Done string
+	// Paths are the feedback names and their JSON paths.
+	Paths []workv1.JsonPath
+}
+
+// FeedbackOf returns the feedback of an action: for Prep, Upgrade and Rollback the
+// <Stage>Completed condition, for the others Idle.
+func FeedbackOf(action lcmv1alpha1.Action) Feedback {
+	stage := Stage(action)
+	condition := func(t, field string) string {
+		return fmt.Sprintf(`.status.conditions[?(@.type=="%s")].%s`, t, field)
+	}
+	if stage == StageIdle {
+		return Feedback{Done: "isIdle", Paths: []workv1.JsonPath{
+			{Name: "isIdle", Path: condition("Idle", "status")},
+			{Name: "idleConditionReason", Path: condition("Idle", "reason")},
+			{Name: "idleConditionMessages", Path: condition("Idle", "message")},
+		}}
+	}
+	lower := strings.ToLower(stage)
+	return Feedback{Done: "is" + stage + "Completed", Paths: []workv1.JsonPath{
+		{Name: "is" + stage + "Completed", Path: condition(stage+"Completed", "status")},
+		{Name: lower + "InProgressConditionMessage", Path: condition(stage+"InProgress", "message")},
+		{Name: lower + "CompletedConditionMessages", Path: condition(stage+"Completed", "message")},
+	}}
+}
+
+// StepName is the name of the ClusterGroupUpgrade of plan step i (TALM's: the
+// ImageBasedGroupUpgrade's name, the step's actions and its index), shortened with a hash
+// when longer than a name may be.
+func StepName(ibguName string, actions []lcmv1alpha1.Action, i int) string {
+	return names.Safe(253, ibguName, strings.ToLower(strings.Join(actions, "-")), fmt.Sprint(i))
+}
+
+// TemplateName is the name of the ManifestWorkReplicaSet template of an action (TALM's: one
+// per ImageBasedGroupUpgrade and action, shared by the steps that repeat the action).
+func TemplateName(ibguName string, action lcmv1alpha1.Action) string {
+	return names.Safe(253, ibguName, strings.ToLower(action))
+}
+
+// Selectors are the clusters a step is for, by the first action of the step: each selector
+// of the spec narrowed by the labels the earlier steps left on the clusters (Labels). Prep
+// takes the selected clusters; Upgrade those whose Prep completed; Rollback and
+// FinalizeUpgrade those whose Upgrade completed; FinalizeRollback those whose Rollback
+// completed; Abort those that did not upgrade; AbortOnFailure those whose Prep or Upgrade
+// failed.
+func Selectors(selected []ranv1alpha1.ClusterLabelSelector, first lcmv1alpha1.Action) []ranv1alpha1.ClusterLabelSelector {
+	with := func(s ranv1alpha1.ClusterLabelSelector, key string) ranv1alpha1.ClusterLabelSelector {
+		out := *s.DeepCopy()
+		if out.MatchLabels == nil {
+			out.MatchLabels = map[string]string{}
+		}
+		out.MatchLabels[key] = ""
+		return out
+	}
+	var out []ranv1alpha1.ClusterLabelSelector
+	for _, s := range selected {
+		switch first {
+		case lcmv1alpha1.ActionUpgrade:
+			out = append(out, with(s, Label(lcmv1alpha1.ActionPrep, Completed)))
+		case lcmv1alpha1.ActionRollback, lcmv1alpha1.ActionFinalizeUpgrade:
+			out = append(out, with(s, Label(lcmv1alpha1.ActionUpgrade, Completed)))
+		case lcmv1alpha1.ActionFinalizeRollback:
+			out = append(out, with(s, Label(lcmv1alpha1.ActionRollback, Completed)))
+		case lcmv1alpha1.ActionAbort:
+			s = *s.DeepCopy()
+			s.MatchExpressions = append(s.MatchExpressions, ranv1alpha1.ClusterSelectorRequirement{
+				Key: Label(lcmv1alpha1.ActionUpgrade, Completed), Operator: metav1.LabelSelectorOpDoesNotExist})
+			out = append(out, s)
+		case lcmv1alpha1.ActionAbortOnFailure:
+			out = append(out, with(s, Label(lcmv1alpha1.ActionPrep, Failed)), with(s, Label(lcmv1alpha1.ActionUpgrade, Failed)))
+		default:
+			out = append(out, *s.DeepCopy())
+		}
+	}
+	return out
+}
+
+// Outcome is how an action ended on a cluster.
+type Outcome string
+
+// The outcomes the cluster labels record.
+const (
+	Completed Outcome = "completed"
+	Failed    Outcome = "failed"
+)
+
+// Label is the ManagedCluster label that records an action's outcome on the cluster
+// (TALM's: lcm.openshift.io/ibgu-<action>-<outcome>, with the empty value).
+func Label(action lcmv1alpha1.Action, outcome Outcome) string {
+	return "lcm.openshift.io/ibgu-" + strings.ToLower(action) + "-" + string(outcome)
+}
+
+// Step is the ClusterGroupUpgrade of plan step i: the step's actions as ManifestWork
+// templates, in order, on the clusters the step is for, in batches of its rollout strategy.
+// A step that upgrades keeps the hub from importing its clusters again until each completes.
+func Step(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, i int) *ranv1alpha1.ClusterGroupUpgrade {
+	item := ibgu.Spec.Plan[i]
+	templates := make([]string, len(item.Actions))
+	for j, a := range item.Actions {
+		templates[j] = TemplateName(ibgu.Name, a)
+	}
+	timeout := item.RolloutStrategy.Timeout
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{
+		TypeMeta: metav1.TypeMeta{APIVersion: ranv1alpha1.GroupVersion.String(), Kind: "ClusterGroupUpgrade"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ibgu.Namespace, Name: StepName(ibgu.Name, item.Actions, i),
+			Labels: map[string]string{LabelIBGU: ibgu.Name}},
+		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+			Enable:                ptr.To(true),
+			ClusterLabelSelectors: Selectors(ibgu.Spec.ClusterLabelSelectors, item.Actions[0]),
+			ManifestWorkTemplates: templates,
+			RemediationStrategy:   &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: item.RolloutStrategy.MaxConcurrency, Timeout: timeout},
+		},
+	}
+	for _, a := range item.Actions {
+		if a == lcmv1alpha1.ActionUpgrade {
+			cgu.Spec.Actions.BeforeEnable = &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{
+				AddClusterAnnotations: map[string]string{annotationDisableAutoImport: "true"}}}
+			cgu.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{
+				RemoveClusterAnnotations: []string{annotationDisableAutoImport}}}
+		}
+	}
+	return cgu
+}
+
+// Template is the ManifestWorkReplicaSet of an action: a ManifestWork that lets the work
+// agent manage the ImageBasedUpgrade and moves it to the action's stage, with ibuSpec and the
+// IBGU's lifecycle-agent annotations, reading back the conditions that say the stage is
+// done (the engine's expected feedback). extra are the manifests that go first: for Prep the
+// OADP ConfigMaps and the seed image's pull secret. Deleting the ManifestWork leaves what it
+// applied on the cluster.
+func Template(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, action lcmv1alpha1.Action, extra []runtime.Object) (*workv1alpha1.ManifestWorkReplicaSet, error) {
+	fb := FeedbackOf(action)
+	expected, err := json.Marshal(map[string]string{fb.Done: "True"})
+	if err != nil {
+		return nil, err
+	}
+	objects := append(append([]runtime.Object{}, extra...), clusterRole(), ibu(ibgu, action))
+	manifests := make([]workv1.Manifest, len(objects))
+	for i, o := range objects {
+		raw, err := json.Marshal(o)
+		if err != nil {
+			return nil, fmt.Errorf("encoding manifest %d of %s: %w", i, action, err)
+		}
+		manifests[i] = workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}}
+	}
+	return &workv1alpha1.ManifestWorkReplicaSet{
+		TypeMeta: metav1.TypeMeta{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "ManifestWorkReplicaSet"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ibgu.Namespace, Name: TemplateName(ibgu.Name, action),
+			Labels:      map[string]string{LabelIBGU: ibgu.Name},
+			Annotations: map[string]string{manifestwork.AnnotationExpectedFeedback: string(expected)}},
+		Spec: workv1alpha1.ManifestWorkReplicaSetSpec{
+			// The engine makes the ManifestWorks itself; the placement is a placeholder, as TALM's.
+			PlacementRefs: []workv1alpha1.LocalPlacementReference{{Name: "dummy"}},
+			ManifestWorkTemplate: workv1.ManifestWorkSpec{
+				Workload:     workv1.ManifestsTemplate{Manifests: manifests},
+				DeleteOption: &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeOrphan},
+				ManifestConfigs: []workv1.ManifestConfigOption{{
+					ResourceIdentifier: workv1.ResourceIdentifier{Group: IBUGroup, Resource: IBUResource, Name: IBUName},
+					FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: fb.Paths}},
+				}},
+			},
+		},
+	}, nil
+}
+
+// clusterRole lets the work agent manage ImageBasedUpgrades.
+func clusterRole() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: workRole, Labels: map[string]string{labelAggregation: "true"}},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{IBUGroup}, Resources: []string{IBUResource},
+			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
+	}
+}
+
+// ibu is the ImageBasedUpgrade an action asks for: ibuSpec at the action's stage, with the
+// IBGU's annotations of the lifecycle agent (those whose key holds lca.openshift.io, such as
+// the switches of its automatic rollback).
+func ibu(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, action lcmv1alpha1.Action) runtime.Object {
+	spec := ibgu.Spec.IBUSpec
+	spec.Stage = Stage(action)
+	annotations := map[string]string{}
+	for k, v := range ibgu.Annotations {
+		if strings.Contains(k, IBUGroup) {
+			annotations[k] = v
+		}
+	}
+	u := &ibuObject{TypeMeta: metav1.TypeMeta{APIVersion: IBUGroup + "/" + IBUVersion, Kind: IBUKind},
+		ObjectMeta: metav1.ObjectMeta{Name: IBUName}, Spec: spec}
+	if len(annotations) > 0 {
+		u.Annotations = annotations
+	}
+	return u
+}
+
+// ibuObject is the ImageBasedUpgrade as the work agent applies it.
+type ibuObject struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              lcmv1alpha1.ImageBasedUpgradeSpec `json:"spec"`
+}
+
+// DeepCopyObject makes ibuObject a runtime.Object.
+func (o *ibuObject) DeepCopyObject() runtime.Object {
+	out := *o
+	o.DeepCopyInto(&out.ObjectMeta)
+	o.Spec.DeepCopyInto(&out.Spec)
+	return &out
+}
