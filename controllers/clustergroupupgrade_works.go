@@ -26,7 +26,7 @@ type works struct {
 	// absent.
 	templates map[string]*workv1alpha1.ManifestWorkReplicaSet
 	// expected are their expected feedback values, by template name.
-	expected map[string]map[string]string
+	expected map[string][]manifestwork.Feedback
 	// made are the rollout's ManifestWorks, by namespace/name.
 	made map[string]*workv1.ManifestWork
 	// pre and post are the actions' observations on the clusters about to start and on
@@ -48,7 +48,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherWorks(ctx context.Context, s *scop
 	if !usesWorks(s.cgu) || r.Unserved.Works {
 		return nil
 	}
-	w := &works{templates: map[string]*workv1alpha1.ManifestWorkReplicaSet{}, expected: map[string]map[string]string{},
+	w := &works{templates: map[string]*workv1alpha1.ManifestWorkReplicaSet{}, expected: map[string][]manifestwork.Feedback{},
 		made: map[string]*workv1.ManifestWork{}}
 	sp := s.cgu.Spec
 	for _, list := range [][]string{sp.ManifestWorkTemplates, sp.PreUpgradeActions, sp.PostUpgradeActions} {

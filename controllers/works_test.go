@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -326,6 +327,38 @@ var _ = Describe("ManifestWork rollouts", func() {
 		Expect(fleet.Stored(ctx, cgu)(Default).Status.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{
 			{Name: clusters[0], State: "timedout", CurrentManifestWork: &ranv1alpha1.ManifestWorkStatus{Name: "prep"}}}))
 		jobs.release(clusters[0], "backup", sim.JobSucceeded("late"))
+	})
+
+	It("wait for the value TALM's expectedValues annotation names, on the manifest of its index", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "mwtalm", 1)
+		const ns = "cgu-mwtalm"
+		// A TALM user's template: no condition rules, the Job second after a ConfigMap, and
+		// TALM's annotation asking the Job (manifest 1) to report succeeded 1. Without it the
+		// work is done as soon as it is applied and available.
+		prep := sampleTemplates("clustergroupupgrade-upgrade-actions.yaml", ns)["backup"]
+		prep.Name = "prep"
+		prep.Annotations = map[string]string{manifestwork.AnnotationExpectedValues: `[{"manifestIndex": 1, "name": "succeeded", "value": "1"}]`}
+		prep.Spec.ManifestWorkTemplate.ManifestConfigs[0].ConditionRules = nil
+		prep.Spec.ManifestWorkTemplate.Workload.Manifests = append([]workv1.Manifest{{RawExtension: runtime.RawExtension{Object: &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "prep-started", Namespace: hooksNamespace},
+		}}}}, prep.Spec.ManifestWorkTemplate.Workload.Manifests...)
+		createTemplates(ctx, ns, prep)
+		withNamespace(hooksNamespace, clusters...)
+		jobs.gate(clusters[0], "backup")
+		cgu := newCGU(ns, "talm-feedback", clusters, 1)
+		cgu.Spec.ManifestWorkTemplates = []string{"prep"}
+		enableOnCreate(cgu)
+		fleet.MustCreate(ctx, cgu)
+
+		Eventually(spokeObject(clusters[0], jobGVK, "backup")).WithTimeout(settle).ShouldNot(BeNil(), "the work agent applied the Job")
+		Eventually(workOf(ctx, cgu, manifestwork.RoleStep, "prep", clusters[0])).WithTimeout(settle).Should(
+			HaveField("Status.Conditions", ContainElement(And(HaveField("Type", workv1.WorkAvailable), HaveField("Status", metav1.ConditionTrue)))))
+		Consistently(recorded(ctx, cgu)).WithTimeout(2*time.Second).Should(ContainElement(progressOf(clusters[0], ranv1alpha1.ClusterInProgress, "")),
+			"available, but the Job has not reported succeeded 1")
+
+		jobs.release(clusters[0], "backup", sim.JobSucceeded("backed up"))
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
 	})
 
 	It("refuse to start with a missing template or an unreadable expected feedback", func(ctx SpecContext) {

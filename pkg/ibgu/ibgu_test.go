@@ -2,6 +2,7 @@ package ibgu
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,7 +126,7 @@ func TestTemplate(t *testing.T) {
 		t.Fatalf("template %s annotations %v", mwrs.Name, mwrs.Annotations)
 	}
 	expected, err := manifestwork.Expected(mwrs)
-	if err != nil || expected["isPrepCompleted"] != "True" {
+	if err != nil || !slices.Equal(expected, []manifestwork.Feedback{{Manifest: manifestwork.AnyManifest, Name: "isPrepCompleted", Value: "True"}}) {
 		t.Fatalf("the engine reads the expected feedback %v (%v)", expected, err)
 	}
 	spec := mwrs.Spec.ManifestWorkTemplate

@@ -38,6 +38,39 @@ func FuzzExpected(f *testing.F) {
 	})
 }
 
+// FuzzExpectedValues reads TALM's annotation: errors name the template; an accepted one is a
+// JSON list with one value per entry, each of a manifest index of at least 0.
+func FuzzExpectedValues(f *testing.F) {
+	for _, s := range []string{`[{"manifestIndex": 1, "name": "isPrepCompleted", "value": "True"}]`, `[]`, `null`, `{}`,
+		`[{"manifestIndex": -1, "name": "a", "value": 1}]`, `[{"name": "a", "value": true}]`, `[{"manifestIndex": 0, "name": "", "value": "x"}]`,
+		`[{"manifestIndex": 0, "name": "a", "value": {"b": 1}}]`, `[{"manifestIndex": 1.5, "name": "a", "value": 1}]`, `[`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, annotation string) {
+		tmpl := &workv1alpha1.ManifestWorkReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "tmpl",
+			Annotations: map[string]string{AnnotationExpectedValues: annotation}}}
+		got, err := Expected(tmpl)
+		if err != nil {
+			if !strings.Contains(err.Error(), "ManifestWorkReplicaSet ns/tmpl: annotation "+AnnotationExpectedValues) {
+				t.Fatalf("error does not name the template: %v", err)
+			}
+			return
+		}
+		var list []any
+		if err := json.Unmarshal([]byte(annotation), &list); err != nil {
+			t.Fatalf("accepted %q, which is no JSON list", annotation)
+		}
+		if len(got) != len(list) {
+			t.Fatalf("Expected(%q) = %v: %d values for %d entries", annotation, got, len(got), len(list))
+		}
+		for _, v := range got {
+			if v.Manifest < 0 || v.Name == "" {
+				t.Fatalf("Expected(%q) = %v: an entry without its manifest or name", annotation, got)
+			}
+		}
+	})
+}
+
 // FuzzObserve judges ManifestWorks with arbitrary status: Observe never panics, gives a
 // known state with a message naming the work, and says Done only when the work is Applied
 // and Available for its generation and reports the expected feedback; Degraded only with

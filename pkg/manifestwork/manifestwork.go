@@ -7,7 +7,6 @@ package manifestwork
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,7 +43,23 @@ const (
 	// {"succeeded": "1"}. Values compare as text: integers in decimal, booleans as
 	// true or false.
 	AnnotationExpectedFeedback = "ran.openshift.io/expected-feedback"
+	// AnnotationExpectedValues on a template is TALM's form of the same: a JSON list of
+	// {"manifestIndex": N, "name": ..., "value": ...}, each a value the manifest of that
+	// index must report. A TALM user's templates carry it.
+	AnnotationExpectedValues = "openshift-cluster-group-upgrades/expectedValues"
 )
+
+// Feedback is a status feedback value a ManifestWork must report before it counts as done.
+type Feedback struct {
+	// Manifest is the index of the manifest that must report it, or AnyManifest: then
+	// every manifest that reports Name must report Value, and one must.
+	Manifest int
+	Name     string
+	Value    string
+}
+
+// AnyManifest is the Manifest of a Feedback any manifest may report.
+const AnyManifest = -1
 
 // Reasons a cluster waits, is held or fails because of a ManifestWork.
 const (
@@ -108,9 +123,26 @@ type Observation struct {
 	Message string
 }
 
-// Expected reads a template's expected feedback (AnnotationExpectedFeedback); nil when
-// it sets none.
-func Expected(template *workv1alpha1.ManifestWorkReplicaSet) (map[string]string, error) {
+// Expected reads a template's expected feedback (AnnotationExpectedFeedback, and TALM's
+// AnnotationExpectedValues), sorted; nil when it sets none.
+func Expected(template *workv1alpha1.ManifestWorkReplicaSet) ([]Feedback, error) {
+	ours, err := expectedFeedback(template)
+	if err != nil {
+		return nil, err
+	}
+	talms, err := expectedValues(template)
+	if err != nil {
+		return nil, err
+	}
+	out := append(ours, talms...)
+	slices.SortFunc(out, func(a, b Feedback) int {
+		return strings.Compare(fmt.Sprintf("%s/%d", a.Name, a.Manifest), fmt.Sprintf("%s/%d", b.Name, b.Manifest))
+	})
+	return out, nil
+}
+
+// expectedFeedback reads AnnotationExpectedFeedback: values any manifest may report.
+func expectedFeedback(template *workv1alpha1.ManifestWorkReplicaSet) ([]Feedback, error) {
 	raw, ok := template.Annotations[AnnotationExpectedFeedback]
 	if !ok {
 		return nil, nil
@@ -120,26 +152,61 @@ func Expected(template *workv1alpha1.ManifestWorkReplicaSet) (map[string]string,
 		return nil, fmt.Errorf("ManifestWorkReplicaSet %s/%s: annotation %s is not a JSON object: %w",
 			template.Namespace, template.Name, AnnotationExpectedFeedback, err)
 	}
-	out := make(map[string]string, len(values))
+	out := make([]Feedback, 0, len(values))
 	for k, v := range values {
-		switch v := v.(type) {
-		case string:
-			out[k] = v
-		case bool:
-			out[k] = strconv.FormatBool(v)
-		case float64:
-			out[k] = strconv.FormatFloat(v, 'f', -1, 64)
-		default:
+		text, ok := scalar(v)
+		if !ok {
 			return nil, fmt.Errorf("ManifestWorkReplicaSet %s/%s: annotation %s: %q must be a string, number or boolean",
 				template.Namespace, template.Name, AnnotationExpectedFeedback, k)
 		}
+		out = append(out, Feedback{Manifest: AnyManifest, Name: k, Value: text})
 	}
 	return out, nil
 }
 
+// expectedValues reads TALM's AnnotationExpectedValues: values of the manifest of an index.
+func expectedValues(template *workv1alpha1.ManifestWorkReplicaSet) ([]Feedback, error) {
+	raw, ok := template.Annotations[AnnotationExpectedValues]
+	if !ok {
+		return nil, nil
+	}
+	var values []struct {
+		ManifestIndex *int   `json:"manifestIndex"`
+		Name          string `json:"name"`
+		Value         any    `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(raw), &values); err != nil {
+		return nil, fmt.Errorf("ManifestWorkReplicaSet %s/%s: annotation %s is not a JSON list: %w",
+			template.Namespace, template.Name, AnnotationExpectedValues, err)
+	}
+	out := make([]Feedback, 0, len(values))
+	for i, v := range values {
+		text, ok := scalar(v.Value)
+		if v.ManifestIndex == nil || *v.ManifestIndex < 0 || v.Name == "" || !ok {
+			return nil, fmt.Errorf("ManifestWorkReplicaSet %s/%s: annotation %s: entry %d needs a manifestIndex of at least 0, a name and a string, number or boolean value",
+				template.Namespace, template.Name, AnnotationExpectedValues, i)
+		}
+		out = append(out, Feedback{Manifest: *v.ManifestIndex, Name: v.Name, Value: text})
+	}
+	return out, nil
+}
+
+// scalar writes a decoded JSON string, number or boolean as text, as feedback values compare.
+func scalar(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case bool:
+		return strconv.FormatBool(v), true
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), true
+	}
+	return "", false
+}
+
 // Observe judges a ManifestWork from its status; w nil is Missing. A status written for an
 // older generation of the work is still Progressing.
-func Observe(w *workv1.ManifestWork, expected map[string]string) Observation {
+func Observe(w *workv1.ManifestWork, expected []Feedback) Observation {
 	if w == nil {
 		return Observation{State: Missing, Message: "not made yet"}
 	}
@@ -195,20 +262,29 @@ func failedManifests(w *workv1.ManifestWork) string {
 	return strings.Join(out, ", ")
 }
 
-// unmet names the expected feedback values the work does not report (every manifest
-// reporting a name must report the expected value), "" when all are met.
-func unmet(w *workv1.ManifestWork, expected map[string]string) string {
-	reported := map[string][]string{}
-	for _, m := range w.Status.ResourceStatus.Manifests {
-		for _, v := range m.StatusFeedbacks.Values {
-			reported[v.Name] = append(reported[v.Name], value(v.Value))
-		}
-	}
+// unmet names the expected feedback values the work does not report, "" when all are met:
+// a value of any manifest must be reported, with the value, by every manifest that reports
+// its name; a value of one manifest by that manifest.
+func unmet(w *workv1.ManifestWork, expected []Feedback) string {
 	var out []string
-	for _, name := range slices.Sorted(maps.Keys(expected)) {
-		got := reported[name]
-		if len(got) == 0 || slices.ContainsFunc(got, func(v string) bool { return v != expected[name] }) {
-			out = append(out, fmt.Sprintf("%s=%s (reported %v)", name, expected[name], got))
+	for _, f := range expected {
+		var got []string
+		for _, m := range w.Status.ResourceStatus.Manifests {
+			if f.Manifest != AnyManifest && int(m.ResourceMeta.Ordinal) != f.Manifest {
+				continue
+			}
+			for _, v := range m.StatusFeedbacks.Values {
+				if v.Name == f.Name {
+					got = append(got, value(v.Value))
+				}
+			}
+		}
+		if len(got) == 0 || slices.ContainsFunc(got, func(v string) bool { return v != f.Value }) {
+			where := ""
+			if f.Manifest != AnyManifest {
+				where = fmt.Sprintf(" of manifest %d", f.Manifest)
+			}
+			out = append(out, fmt.Sprintf("%s=%s%s (reported %v)", f.Name, f.Value, where, got))
 		}
 	}
 	return strings.Join(out, ", ")

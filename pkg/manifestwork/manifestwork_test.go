@@ -1,6 +1,7 @@
 package manifestwork
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func work(gen int64, conds ...metav1.Condition) *workv1.ManifestWork {
 
 func withFeedback(w *workv1.ManifestWork, values ...workv1.FeedbackValue) *workv1.ManifestWork {
 	w.Status.ResourceStatus.Manifests = append(w.Status.ResourceStatus.Manifests, workv1.ManifestCondition{
-		ResourceMeta:    workv1.ManifestResourceMeta{Kind: "Job", Name: "backup", Namespace: "ops"},
+		ResourceMeta:    workv1.ManifestResourceMeta{Ordinal: int32(len(w.Status.ResourceStatus.Manifests)), Kind: "Job", Name: "backup", Namespace: "ops"},
 		StatusFeedbacks: workv1.StatusFeedbackResult{Values: values},
 	})
 	return w
@@ -43,9 +44,11 @@ func TestObserve(t *testing.T) {
 	deleting := work(1, applied, available)
 	now := metav1.Now()
 	deleting.DeletionTimestamp = &now
+	any1 := []Feedback{{Manifest: AnyManifest, Name: "succeeded", Value: "1"}}
+	second1 := []Feedback{{Manifest: 1, Name: "succeeded", Value: "1"}}
 	cases := map[string]struct {
 		w        *workv1.ManifestWork
-		expected map[string]string
+		expected []Feedback
 		want     State
 		says     string
 	}{
@@ -61,11 +64,15 @@ func TestObserve(t *testing.T) {
 		"degraded of an older gen": {w: work(2, cond(workv1.WorkDegraded, metav1.ConditionTrue)), want: Progressing},
 		"manifest not applied":     {w: failedApply, want: Progressing, says: "cannot apply Widget x (no such kind) yet"},
 		"being deleted":            {w: deleting, want: Progressing, says: "being deleted"},
-		"feedback met":             {w: withFeedback(work(1, applied, available), succeeded), expected: map[string]string{"succeeded": "1"}, want: Done},
-		"feedback not reported":    {w: work(1, applied, available), expected: map[string]string{"succeeded": "1"}, want: Progressing, says: "succeeded=1 (reported [])"},
-		"feedback other value":     {w: withFeedback(work(1, applied, available), zero), expected: map[string]string{"succeeded": "1"}, want: Progressing, says: "reported [0]"},
+		"feedback met":             {w: withFeedback(work(1, applied, available), succeeded), expected: any1, want: Done},
+		"feedback not reported":    {w: work(1, applied, available), expected: any1, want: Progressing, says: "succeeded=1 (reported [])"},
+		"feedback other value":     {w: withFeedback(work(1, applied, available), zero), expected: any1, want: Progressing, says: "reported [0]"},
 		"feedback on two manifests": {w: withFeedback(withFeedback(work(1, applied, available), succeeded), zero),
-			expected: map[string]string{"succeeded": "1"}, want: Progressing},
+			expected: any1, want: Progressing},
+		"TALM's form: the second manifest's value": {w: withFeedback(withFeedback(work(1, applied, available), zero), succeeded),
+			expected: second1, want: Done},
+		"TALM's form: the value on another manifest": {w: withFeedback(withFeedback(work(1, applied, available), succeeded), zero),
+			expected: second1, want: Progressing, says: "succeeded=1 of manifest 1 (reported [0])"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -89,12 +96,27 @@ func TestExpected(t *testing.T) {
 		t.Fatalf("no annotation: %v %v", got, err)
 	}
 	got, err := Expected(tmpl(`{"succeeded": 1, "phase": "Done", "ready": true}`))
-	if err != nil || got["succeeded"] != "1" || got["phase"] != "Done" || got["ready"] != "true" {
-		t.Fatalf("Expected = %v, %v", got, err)
+	want := []Feedback{{AnyManifest, "phase", "Done"}, {AnyManifest, "ready", "true"}, {AnyManifest, "succeeded", "1"}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Expected = %v, %v; want %v", got, err, want)
 	}
 	for _, bad := range []string{`[1]`, `{"a": {"b": 1}}`, `not json`} {
 		if _, err := Expected(tmpl(bad)); err == nil || !strings.Contains(err.Error(), "ns/t") {
 			t.Fatalf("%s: err %v, want one naming the template", bad, err)
+		}
+	}
+
+	talm := &workv1alpha1.ManifestWorkReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "ns", Annotations: map[string]string{
+		AnnotationExpectedValues: `[{"manifestIndex": 2, "name": "isPrepCompleted", "value": "True"}, {"manifestIndex": 0, "name": "ready", "value": true}]`}}}
+	got, err = Expected(talm)
+	want = []Feedback{{2, "isPrepCompleted", "True"}, {0, "ready", "true"}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("TALM's annotation: Expected = %v, %v; want %v", got, err, want)
+	}
+	for _, bad := range []string{`{"a": 1}`, `[{"name": "x", "value": "1"}]`, `[{"manifestIndex": -1, "name": "x", "value": "1"}]`, `[{"manifestIndex": 0, "value": "1"}]`} {
+		talm.Annotations[AnnotationExpectedValues] = bad
+		if _, err := Expected(talm); err == nil || !strings.Contains(err.Error(), "ns/t") {
+			t.Fatalf("TALM's annotation %s: err %v, want one naming the template", bad, err)
 		}
 	}
 }
