@@ -72,9 +72,10 @@ func (g *jobGate) play(ctx context.Context, cluster string, job *batchv1.Job) (s
 	}
 }
 
-// sampleTemplates reads the ManifestWorkReplicaSets of a sample, put in namespace.
-func sampleTemplates(file, namespace string) map[string]*workv1alpha1.ManifestWorkReplicaSet {
-	templates, err := harness.SampleTemplates(file, namespace)
+// actionTemplates reads the ManifestWorkReplicaSets of the upgrade-actions sample, put in
+// namespace.
+func actionTemplates(namespace string) map[string]*workv1alpha1.ManifestWorkReplicaSet {
+	templates, err := harness.SampleTemplates("clustergroupupgrade-upgrade-actions.yaml", namespace)
 	Expect(err).NotTo(HaveOccurred())
 	return templates
 }
@@ -180,7 +181,7 @@ var _ = Describe("ManifestWork rollouts", func() {
 		const ns = "cgu-mwsteps"
 		// prep runs a Job (the sample's backup template: Complete, Degraded and feedback);
 		// finalize leaves a ConfigMap, done once it exists.
-		prep := sampleTemplates("clustergroupupgrade-upgrade-actions.yaml", ns)["backup"]
+		prep := actionTemplates(ns)["backup"]
 		prep.Name = "prep"
 		finalize := &workv1alpha1.ManifestWorkReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "finalize"},
 			Spec: workv1alpha1.ManifestWorkReplicaSetSpec{PlacementRefs: []workv1alpha1.LocalPlacementReference{{Name: "none"}}}}
@@ -253,7 +254,7 @@ var _ = Describe("ManifestWork rollouts", func() {
 		good, badBackup, badSmoke := clusters[0], clusters[1], clusters[2]
 		p := placeUpgradePolicy(ctx, "mwactions", 3)
 		const ns = "cgu-mwactions"
-		templates := sampleTemplates("clustergroupupgrade-upgrade-actions.yaml", ns)
+		templates := actionTemplates(ns)
 		createTemplates(ctx, ns, templates["backup"], templates["smoke-test"])
 		withNamespace(hooksNamespace, clusters...)
 		for _, c := range clusters {
@@ -308,7 +309,7 @@ var _ = Describe("ManifestWork rollouts", func() {
 	It("time a step out when the timeout drops to 0, naming the ManifestWork the cluster was on", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "mwtimeout", 1)
 		const ns = "cgu-mwtimeout"
-		prep := sampleTemplates("clustergroupupgrade-upgrade-actions.yaml", ns)["backup"]
+		prep := actionTemplates(ns)["backup"]
 		prep.Name = "prep"
 		createTemplates(ctx, ns, prep)
 		withNamespace(hooksNamespace, clusters...)
@@ -335,7 +336,7 @@ var _ = Describe("ManifestWork rollouts", func() {
 		// A TALM user's template: no condition rules, the Job second after a ConfigMap, and
 		// TALM's annotation asking the Job (manifest 1) to report succeeded 1. Without it the
 		// work is done as soon as it is applied and available.
-		prep := sampleTemplates("clustergroupupgrade-upgrade-actions.yaml", ns)["backup"]
+		prep := actionTemplates(ns)["backup"]
 		prep.Name = "prep"
 		prep.Annotations = map[string]string{manifestwork.AnnotationExpectedValues: `[{"manifestIndex": 1, "name": "succeeded", "value": "1"}]`}
 		prep.Spec.ManifestWorkTemplate.ManifestConfigs[0].ConditionRules = nil
