@@ -13,6 +13,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -212,7 +213,11 @@ func Template(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, action lcmv1alpha1.Actio
 	if err != nil {
 		return nil, err
 	}
-	objects := append(append([]runtime.Object{}, extra...), clusterRole(), ibu(ibgu, action))
+	upgrade, err := ibu(ibgu, action)
+	if err != nil {
+		return nil, err
+	}
+	objects := append(append([]runtime.Object{}, extra...), clusterRole(), upgrade)
 	manifests := make([]workv1.Manifest, len(objects))
 	for i, o := range objects {
 		raw, err := json.Marshal(o)
@@ -254,34 +259,25 @@ func clusterRole() *rbacv1.ClusterRole {
 // ibu is the ImageBasedUpgrade an action asks for: ibuSpec at the action's stage, with the
 // IBGU's annotations of the lifecycle agent (those whose key holds lca.openshift.io, such as
 // the switches of its automatic rollback).
-func ibu(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, action lcmv1alpha1.Action) runtime.Object {
+func ibu(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, action lcmv1alpha1.Action) (runtime.Object, error) {
 	spec := ibgu.Spec.IBUSpec
 	spec.Stage = Stage(action)
+	fields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&spec)
+	if err != nil {
+		return nil, fmt.Errorf("encoding ibuSpec: %w", err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": fields}}
+	u.SetAPIVersion(IBUGroup + "/" + IBUVersion)
+	u.SetKind(IBUKind)
+	u.SetName(IBUName)
 	annotations := map[string]string{}
 	for k, v := range ibgu.Annotations {
 		if strings.Contains(k, IBUGroup) {
 			annotations[k] = v
 		}
 	}
-	u := &ibuObject{TypeMeta: metav1.TypeMeta{APIVersion: IBUGroup + "/" + IBUVersion, Kind: IBUKind},
-		ObjectMeta: metav1.ObjectMeta{Name: IBUName}, Spec: spec}
 	if len(annotations) > 0 {
-		u.Annotations = annotations
+		u.SetAnnotations(annotations)
 	}
-	return u
-}
-
-// ibuObject is the ImageBasedUpgrade as the work agent applies it.
-type ibuObject struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              lcmv1alpha1.ImageBasedUpgradeSpec `json:"spec"`
-}
-
-// DeepCopyObject makes ibuObject a runtime.Object.
-func (o *ibuObject) DeepCopyObject() runtime.Object {
-	out := *o
-	o.DeepCopyInto(&out.ObjectMeta)
-	o.Spec.DeepCopyInto(&out.Spec)
-	return &out
+	return u, nil
 }

@@ -22,6 +22,11 @@ type SpokeSpec struct {
 	// behaviour; nil: the operator is not installed and UpgradeConfigs do nothing.
 	ManagedUpgrade *ManagedUpgradeBehaviour
 
+	// LifecycleAgent, when set, runs the lifecycle agent on the spoke with this behaviour: the
+	// ImageBasedUpgrade exists at Idle and moves through the stages its spec asks for; nil:
+	// the agent is not installed.
+	LifecycleAgent *LifecycleAgentBehaviour
+
 	// Operators are the OLM operators installed when the spoke joins.
 	Operators []InstalledOperator
 	// Catalog is what the spoke's catalog sources offer besides the channels of Operators, for
@@ -39,6 +44,9 @@ func extraOperators(spec SpokeSpec) []Operator {
 	ops := []Operator{firing, NewClusterOperators(spec), NewOLM(spec)}
 	if spec.ManagedUpgrade != nil {
 		ops = append(ops, newManagedUpgradeOperator(*spec.ManagedUpgrade, firing))
+	}
+	if spec.LifecycleAgent != nil {
+		ops = append(ops, newLifecycleAgent(*spec.LifecycleAgent))
 	}
 	return ops
 }
