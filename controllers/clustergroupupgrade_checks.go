@@ -55,7 +55,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherChecks(ctx context.Context, s *sco
 	}
 	clusters := gates.Unstarted(s.plan, s.progress)
 	s.verdicts = make(map[string]upgradecheck.Verdict, len(clusters))
-	s.checkViews = checks.NeedsViews() && !r.Unserved.Views
+	s.viewsNeeded = checks.NeedsViews() && !r.Unserved.Views
 	for _, c := range clusters {
 		verdict, err := checks.Judge(ctx, c)
 		if err != nil {
@@ -69,7 +69,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherChecks(ctx context.Context, s *sco
 // checkViews are the clusters whose ClusterVersion view to make after the decision: those
 // the checks could not read it for yet (an existing view costs nothing more).
 func checkViews(s *scope) []string {
-	if !s.checkViews {
+	if !s.viewsNeeded {
 		return nil
 	}
 	var out []string

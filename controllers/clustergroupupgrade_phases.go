@@ -105,9 +105,9 @@ type scope struct {
 	// operatorUpgrades are the views and actions of InstallPlan approval; nil on a hub that
 	// does not serve both.
 	operatorUpgrades *operatorUpgrades
-	// checkViews is true when the upgrade checks read ClusterVersions through views, which
+	// viewsNeeded is true when the upgrade checks read ClusterVersions through views, which
 	// the hub serves.
-	checkViews bool
+	viewsNeeded bool
 	// mode is how the rollout enforces its policies (enforcement), known once the records
 	// are read.
 	mode ranv1alpha1.EnforcementMode

@@ -70,15 +70,16 @@ func (r *ClusterGroupUpgradeReconciler) gatherWorks(ctx context.Context, s *scop
 		mw := &list.Items[i]
 		w.made[mw.Namespace+"/"+mw.Name] = mw
 	}
-	return r.observeActions(ctx, s)
+	observeActions(s)
+	return nil
 }
 
 // observeActions observes the pre-upgrade actions of the clusters of the running batch
 // that have not started, and the post-upgrade actions of the clusters verifying.
-func (r *ClusterGroupUpgradeReconciler) observeActions(_ context.Context, s *scope) error {
+func observeActions(s *scope) {
 	sp, w := s.cgu.Spec, s.works
 	if s.progress.Finished || s.progress.BatchEnded || s.progress.Batch >= len(s.plan.Batches) {
-		return nil
+		return
 	}
 	if len(sp.PreUpgradeActions) > 0 {
 		w.pre = map[string]manifestwork.Observation{}
@@ -98,7 +99,6 @@ func (r *ClusterGroupUpgradeReconciler) observeActions(_ context.Context, s *sco
 			w.post[name] = observeWorks(s, manifestwork.RolePost, sp.PostUpgradeActions, name)
 		}
 	}
-	return nil
 }
 
 func (w *works) readTemplate(ctx context.Context, c client.Reader, namespace, name string) error {

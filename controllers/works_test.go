@@ -89,6 +89,19 @@ func createTemplates(ctx context.Context, namespace string, templates ...*workv1
 	}
 }
 
+// runPrep creates the template prep and an enabled rollout of it, one cluster at a time, on
+// cluster, whose backup Job waits until the test releases it.
+func (g *jobGate) runPrep(ctx context.Context, ns, name string, prep *workv1alpha1.ManifestWorkReplicaSet, cluster string) *ranv1alpha1.ClusterGroupUpgrade {
+	createTemplates(ctx, ns, prep)
+	withNamespace(hooksNamespace, cluster)
+	g.gate(cluster, "backup")
+	cgu := newCGU(ns, name, []string{cluster}, 1)
+	cgu.Spec.ManifestWorkTemplates = []string{prep.Name}
+	enableOnCreate(cgu)
+	fleet.MustCreate(ctx, cgu)
+	return cgu
+}
+
 // workOf returns the ManifestWork of the CGU made from a template for a role on a cluster,
 // nil when there is none.
 func workOf(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, role manifestwork.Role, template, cluster string) func(Gomega) *workv1.ManifestWork {
@@ -311,13 +324,7 @@ var _ = Describe("ManifestWork rollouts", func() {
 		const ns = "cgu-mwtimeout"
 		prep := actionTemplates(ns)["backup"]
 		prep.Name = "prep"
-		createTemplates(ctx, ns, prep)
-		withNamespace(hooksNamespace, clusters...)
-		jobs.gate(clusters[0], "backup")
-		cgu := newCGU(ns, "steps", clusters, 1)
-		cgu.Spec.ManifestWorkTemplates = []string{"prep"}
-		enableOnCreate(cgu)
-		fleet.MustCreate(ctx, cgu)
+		cgu := jobs.runPrep(ctx, ns, "steps", prep, clusters[0])
 
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Status.CurrentBatchRemediationProgress",
 			HaveKeyWithValue(clusters[0], PointTo(And(HaveField("State", ranv1alpha1.RemediationInProgress), HaveField("ManifestWorkIndex", PointTo(Equal(0))))))))
@@ -344,13 +351,7 @@ var _ = Describe("ManifestWork rollouts", func() {
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{Name: "prep-started", Namespace: hooksNamespace},
 		}}}}, prep.Spec.ManifestWorkTemplate.Workload.Manifests...)
-		createTemplates(ctx, ns, prep)
-		withNamespace(hooksNamespace, clusters...)
-		jobs.gate(clusters[0], "backup")
-		cgu := newCGU(ns, "talm-feedback", clusters, 1)
-		cgu.Spec.ManifestWorkTemplates = []string{"prep"}
-		enableOnCreate(cgu)
-		fleet.MustCreate(ctx, cgu)
+		cgu := jobs.runPrep(ctx, ns, "talm-feedback", prep, clusters[0])
 
 		Eventually(spokeObject(clusters[0], jobGVK, "backup")).WithTimeout(settle).ShouldNot(BeNil(), "the work agent applied the Job")
 		Eventually(workOf(ctx, cgu, manifestwork.RoleStep, "prep", clusters[0])).WithTimeout(settle).Should(

@@ -36,7 +36,7 @@ func UnservedOf(missing []API) Unserved {
 func (u Unserved) APIs() []API {
 	var out []API
 	for _, api := range Optional {
-		if u.missing(api) {
+		if u.Missing(api) {
 			out = append(out, api)
 		}
 	}
@@ -45,9 +45,7 @@ func (u Unserved) APIs() []API {
 
 // Missing reports whether api is one of the unserved optional APIs; false for the zero API
 // and for the required ones.
-func (u Unserved) Missing(api API) bool { return u.missing(api) }
-
-func (u Unserved) missing(api API) bool {
+func (u Unserved) Missing(api API) bool {
 	switch api {
 	case Views:
 		return u.Views
@@ -103,7 +101,7 @@ func (u Unserved) Refusal(features []Feature) (f Feature, message string, ok boo
 	for _, f := range features {
 		var missing []string
 		for _, api := range f.Needs {
-			if u.missing(api) {
+			if u.Missing(api) {
 				missing = append(missing, api.String())
 			}
 		}

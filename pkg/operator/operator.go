@@ -75,7 +75,10 @@ func cacheOptions(unserved hubapi.Unserved) (cache.Options, error) {
 	if err != nil {
 		return cache.Options{}, err
 	}
-	owned := ownership.Made()
+	owned, err := ownership.Made()
+	if err != nil {
+		return cache.Options{}, err
+	}
 	// No code reads managedFields: stripping them keeps every cached object smaller, and
 	// the updates the operator sends from cached objects (an update without managedFields
 	// leaves the stored ones as they are) about half as large.

@@ -61,12 +61,12 @@ func Of(labels map[string]string) (namespace, labelValue string, ok bool) {
 
 // Made selects every object the operator made, for any ClusterGroupUpgrade: the caches of
 // the kinds it makes hold only those.
-func Made() labels.Selector {
+func Made() (labels.Selector, error) {
 	r, err := labels.NewRequirement(LabelUpgradeNamespace, selection.Exists, nil)
 	if err != nil {
-		panic(err) // a constant key and operator: cannot fail
+		return nil, err
 	}
-	return labels.NewSelector().Add(*r)
+	return labels.NewSelector().Add(*r), nil
 }
 
 // Kind is a kind of object the operator makes for rollouts on the hub, found by the owner

@@ -38,7 +38,8 @@ func TestOwnerLabels(t *testing.T) {
 	if _, _, ok := Of(map[string]string{ranv1alpha1.LabelUpgradeName: "x"}); ok {
 		t.Fatal("Of: an object without the namespace label is not the operator's")
 	}
-	if !Made().Matches(labels.Set(l)) || Made().Matches(labels.Set{"app": "x"}) {
+	made, err := Made()
+	if err != nil || !made.Matches(labels.Set(l)) || made.Matches(labels.Set{"app": "x"}) {
 		t.Fatal("Made must select the owner's objects and nothing else")
 	}
 }
