@@ -3,9 +3,12 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -154,16 +157,18 @@ func observeWork(s *scope, role manifestwork.Role, template, cluster string) man
 	return manifestwork.Observation{State: manifestwork.Missing, Message: fmt.Sprintf("ManifestWork %s/%s is not made yet", cluster, name)}
 }
 
-// workIntent is a ManifestWork to make: a template's, for a cluster, in a role.
+// workIntent is a ManifestWork to make, or to delete: a template's, for a cluster, in a
+// role.
 type workIntent struct {
 	role              manifestwork.Role
 	template, cluster string
+	delete            bool
 }
 
 // workIntents are the ManifestWorks to make after the decision, those not made yet whose
 // template exists: each step's for the clusters working on it, the pre-upgrade actions'
 // for the clusters of the running batch waiting to start, the post-upgrade actions' for
-// the clusters verifying.
+// the clusters verifying; and those to delete (givingWay).
 func workIntents(s *scope) []workIntent {
 	if s.works == nil || !s.decided || s.decision.Progress.Finished {
 		return nil
@@ -179,9 +184,13 @@ func workIntents(s *scope) []workIntent {
 		}
 	}
 	sp, d := s.cgu.Spec, s.decision
+	gone, giving := givingWay(s)
+	out = append(out, gone...)
 	for j, t := range sp.ManifestWorkTemplates {
 		for _, cluster := range d.Enforce[len(s.roots)+j] {
-			add(manifestwork.RoleStep, []string{t}, cluster)
+			if !giving[cluster] {
+				add(manifestwork.RoleStep, []string{t}, cluster)
+			}
 		}
 	}
 	if len(sp.PreUpgradeActions) > 0 {
@@ -199,8 +208,78 @@ func workIntents(s *scope) []workIntent {
 	return out
 }
 
-// makeWork makes the ManifestWork of an intent.
+// givingWay are the works to delete of the steps whose template says delete-when-done:
+// those of the clusters past the step. giving are the clusters with such a work still
+// there: their next work is made once it is gone.
+func givingWay(s *scope) (out []workIntent, giving map[string]bool) {
+	sp, d := s.cgu.Spec, s.decision
+	n := len(s.roots) + len(sp.ManifestWorkTemplates)
+	past := positions(n, d.Progress.Clusters)
+	for _, e := range d.Ended {
+		maps.Copy(past, positions(n, e.Clusters))
+	}
+	giving = map[string]bool{}
+	for j, t := range sp.ManifestWorkTemplates {
+		if !manifestwork.DeleteWhenDone(s.works.templates[t]) {
+			continue
+		}
+		name := manifestwork.Name(s.cgu.Namespace, s.cgu.Name, manifestwork.RoleStep, t)
+		for cluster, at := range past {
+			if _, made := s.works.made[cluster+"/"+name]; made && at > len(s.roots)+j {
+				out = append(out, workIntent{role: manifestwork.RoleStep, template: t, cluster: cluster, delete: true})
+				giving[cluster] = true
+			}
+		}
+	}
+	return out, giving
+}
+
+// positions are how many of the n managed policies and steps each cluster is past: all of
+// them once it completed or verifies, else the index of the one it is on.
+func positions(n int, clusters map[string]rollout.Cluster) map[string]int {
+	out := make(map[string]int, len(clusters))
+	for name, c := range clusters {
+		switch {
+		case c.State == ranv1alpha1.ClusterCompleted, c.Verifying():
+			out[name] = n
+		case c.State != ranv1alpha1.ClusterPending:
+			out[name] = c.Policy
+		}
+	}
+	return out
+}
+
+// recordedPositions are positions as the batch records say them.
+func recordedPositions(s *scope) map[string]int {
+	names := s.policyNames()
+	out := map[string]int{}
+	for _, r := range s.records {
+		for _, cp := range r.Status.Clusters {
+			switch {
+			case cp.State == ranv1alpha1.ClusterCompleted, cp.Reason == ranv1alpha1.ReasonVerifying:
+				out[cp.Name] = len(names)
+			case cp.State != ranv1alpha1.ClusterPending && cp.CurrentPolicy != "":
+				if i := slices.Index(names, cp.CurrentPolicy); i >= 0 {
+					out[cp.Name] = i
+				}
+			}
+		}
+	}
+	maps.Copy(out, positions(len(names), s.progress.Clusters))
+	return out
+}
+
+// makeWork makes, or deletes, the ManifestWork of an intent.
 func (r *ClusterGroupUpgradeReconciler) makeWork(ctx context.Context, s *scope, w workIntent) error {
+	if w.delete {
+		mw := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: w.cluster,
+			Name: manifestwork.Name(s.cgu.Namespace, s.cgu.Name, w.role, w.template)}}
+		if err := r.Client.Delete(ctx, mw); client.IgnoreNotFound(err) != nil {
+			r.Metrics.RemediationError(metrics.OperationPlacement)
+			return fmt.Errorf("deleting ManifestWork %s/%s: %w", mw.Namespace, mw.Name, err)
+		}
+		return nil
+	}
 	mw := manifestwork.New(s.works.templates[w.template], w.role, w.cluster, s.owner)
 	if err := r.Client.Create(ctx, mw); err != nil && !apierrors.IsAlreadyExists(err) {
 		r.Metrics.RemediationError(metrics.OperationPlacement)
@@ -217,8 +296,20 @@ func stepFacts(s *scope, policies []rollout.PolicyFacts) []rollout.PolicyFacts {
 	if len(steps) == 0 || s.works == nil {
 		return policies
 	}
-	for _, t := range steps {
+	var past map[string]int
+	for j, t := range steps {
 		f := rollout.PolicyFacts{Step: true, Done: map[string]bool{}, Failed: map[string]string{}}
+		if manifestwork.DeleteWhenDone(s.works.templates[t]) {
+			// Its work is deleted once done: the clusters past it stay done with it.
+			if past == nil {
+				past = recordedPositions(s)
+			}
+			for cluster, at := range past {
+				if at > len(s.roots)+j {
+					f.Done[cluster] = true
+				}
+			}
+		}
 		name := manifestwork.Name(s.cgu.Namespace, s.cgu.Name, manifestwork.RoleStep, t)
 		for _, mw := range s.works.made {
 			if mw.Name != name {

@@ -155,20 +155,25 @@ func desired(name string) func(Gomega) string {
 // events counts the events regarding the CGU by reason.
 func events(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) map[string]int {
 	return func(g Gomega) map[string]int {
-		var list eventsv1.EventList
-		g.Expect(hub.Client.List(ctx, &list, client.InNamespace(cgu.Namespace))).To(Succeed())
-		out := map[string]int{}
-		for _, e := range list.Items {
-			if e.Regarding.Name == cgu.Name && e.Regarding.Kind == "ClusterGroupUpgrade" {
-				n := 1
-				if e.Series != nil {
-					n = int(e.Series.Count)
-				}
-				out[e.Reason] += n
-			}
-		}
-		return out
+		return eventsOf(ctx, g, cgu.Namespace, "ClusterGroupUpgrade", cgu.Name)
 	}
+}
+
+// eventsOf counts the events regarding an object of a kind, by reason.
+func eventsOf(ctx context.Context, g Gomega, namespace, kind, name string) map[string]int {
+	var list eventsv1.EventList
+	g.Expect(hub.Client.List(ctx, &list, client.InNamespace(namespace))).To(Succeed())
+	out := map[string]int{}
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Regarding.Kind == kind {
+			n := 1
+			if e.Series != nil {
+				n = int(e.Series.Count)
+			}
+			out[e.Reason] += n
+		}
+	}
+	return out
 }
 
 // talmEvents counts the events regarding the CGU by action, for those written with TALM's

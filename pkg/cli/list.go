@@ -52,12 +52,8 @@ func (o *listOptions) run(ctx context.Context, _ []string) error {
 	if err != nil {
 		return err
 	}
-	var opts []client.ListOption
-	if !o.allNamespaces {
-		opts = append(opts, client.InNamespace(namespace))
-	}
 	var list ranv1alpha1.ClusterGroupUpgradeList
-	if err := c.List(ctx, &list, opts...); err != nil {
+	if err := c.List(ctx, &list, listScope(o.allNamespaces, namespace)...); err != nil {
 		return fmt.Errorf("listing ClusterGroupUpgrades: %w", err)
 	}
 	items := list.Items
@@ -68,14 +64,27 @@ func (o *listOptions) run(ctx context.Context, _ []string) error {
 		return printData(o.IOStreams.Out, o.output, listObject(items))
 	}
 	if len(items) == 0 {
-		where := fmt.Sprintf("in namespace %s", namespace)
-		if o.allNamespaces {
-			where = "in any namespace"
-		}
-		_, err := fmt.Fprintf(o.IOStreams.ErrOut, "No ClusterGroupUpgrades found %s\n", where)
-		return err
+		return noneFound(o.IOStreams.ErrOut, "ClusterGroupUpgrades", namespace, o.allNamespaces)
 	}
 	return writeList(o.IOStreams.Out, o.painter(), items, o.allNamespaces, o.now())
+}
+
+// listScope is where a list command reads: the namespace, or every one with -A.
+func listScope(all bool, namespace string) []client.ListOption {
+	if all {
+		return nil
+	}
+	return []client.ListOption{client.InNamespace(namespace)}
+}
+
+// noneFound says on w that a list command found nothing.
+func noneFound(w io.Writer, kinds, namespace string, all bool) error {
+	where := fmt.Sprintf("in namespace %s", namespace)
+	if all {
+		where = "in any namespace"
+	}
+	_, err := fmt.Fprintf(w, "No %s found %s\n", kinds, where)
+	return err
 }
 
 // writeList writes the table of ClusterGroupUpgrades.

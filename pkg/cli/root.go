@@ -26,6 +26,7 @@ import (
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
 
@@ -38,7 +39,7 @@ const (
 	ExitHubError = 1
 	// ExitUsage: an unknown command, a missing NAME, an unknown flag or a bad flag value.
 	ExitUsage = 2
-	// ExitNotFound: the named ClusterGroupUpgrade does not exist.
+	// ExitNotFound: the named ClusterGroupUpgrade (or ImageBasedGroupUpgrade) does not exist.
 	ExitNotFound = 3
 	// ExitRunning (status --exit-state): NotStarted or NotCompleted.
 	ExitRunning = 10
@@ -53,7 +54,7 @@ const exitCodesHelp = `Exit codes:
   0   success (status --exit-state: the rollout is Completed)
   1   error talking to the hub
   2   usage error: unknown command, missing NAME, unknown flag or bad flag value
-  3   the ClusterGroupUpgrade does not exist
+  3   the ClusterGroupUpgrade (or ImageBasedGroupUpgrade) does not exist
   10  status --exit-state: NotStarted or NotCompleted
   11  status --exit-state: CannotStart
   12  status --exit-state: TimedOut`
@@ -126,7 +127,7 @@ func (e *env) client() (client.Client, string, error) {
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		ranv1alpha1.AddToScheme, authenticationv1.AddToScheme, policyv1.AddToScheme, clusterv1.Install, clusterv1beta1.Install, workv1alpha1.Install,
+		ranv1alpha1.AddToScheme, lcmv1alpha1.AddToScheme, authenticationv1.AddToScheme, policyv1.AddToScheme, clusterv1.Install, clusterv1beta1.Install, workv1alpha1.Install,
 		viewv1beta1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
@@ -159,7 +160,8 @@ their plan of batches, and the progress of each cluster. Works as "kubectl cgu" 
 	root.PersistentFlags().StringVar(&e.color, "color", colorAuto,
 		`When to colour the output: auto (when stdout is a terminal and NO_COLOR is not set), always or never`)
 	root.AddCommand(newListCommand(e), newStatusCommand(e), newPlanCommand(e),
-		newApproveCommand(e), newPauseCommand(e), newResumeCommand(e), newPreflightCommand(e), newGeneratePolicyCommand(e))
+		newApproveCommand(e), newPauseCommand(e), newResumeCommand(e), newPreflightCommand(e), newGeneratePolicyCommand(e),
+		newIBGUCommand(e))
 	return root
 }
 

@@ -24,6 +24,7 @@ import (
 	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 
+	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
 
@@ -53,6 +54,7 @@ var Required = []API{
 	{ranV1a1, "clustergroupupgrades", self},
 	{ranV1a1, "clustergroupupgradebatches", self},
 	{ranV1a1, "precachingconfigs", self},
+	{lcmv1alpha1.GroupVersion, "imagebasedgroupupgrades", self},
 	{policyv1.GroupVersion, "policies", governance},
 	{policyv1.GroupVersion, "placementbindings", governance},
 	{schema.GroupVersion(clusterv1.GroupVersion), "managedclusters", placement},

@@ -229,8 +229,11 @@ func Template(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, action lcmv1alpha1.Actio
 	return &workv1alpha1.ManifestWorkReplicaSet{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "ManifestWorkReplicaSet"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: ibgu.Namespace, Name: TemplateName(ibgu.Name, action),
-			Labels:      map[string]string{LabelIBGU: ibgu.Name},
-			Annotations: map[string]string{manifestwork.AnnotationExpectedFeedback: string(expected)}},
+			Labels: map[string]string{LabelIBGU: ibgu.Name},
+			Annotations: map[string]string{manifestwork.AnnotationExpectedFeedback: string(expected),
+				// One ImageBasedUpgrade goes through the stages: each action's work gives
+				// way to the next one's.
+				manifestwork.AnnotationDeleteWhenDone: "true"}},
 		Spec: workv1alpha1.ManifestWorkReplicaSetSpec{
 			// The engine makes the ManifestWorks itself; the placement is a placeholder, as TALM's.
 			PlacementRefs: []workv1alpha1.LocalPlacementReference{{Name: "dummy"}},
@@ -240,10 +243,36 @@ func Template(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, action lcmv1alpha1.Actio
 				ManifestConfigs: []workv1.ManifestConfigOption{{
 					ResourceIdentifier: workv1.ResourceIdentifier{Group: IBUGroup, Resource: IBUResource, Name: IBUName},
 					FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: fb.Paths}},
+					ConditionRules:     []workv1.ConditionRule{failedRule(action)},
 				}},
 			},
 		},
 	}, nil
+}
+
+// failedRule sets Degraded on the ImageBasedUpgrade's manifest, and so on the ManifestWork,
+// once the lifecycle agent says the action failed: the stage's Completed condition False
+// with reason Failed, or, for the actions back to Idle, Idle False with FinalizeFailed or
+// AbortFailed. The engine then fails the cluster at once (ManifestWorkDegraded), where
+// TALM waits for the step's timeout; a work agent without condition rules leaves the
+// timeout to end it, as TALM.
+func failedRule(action lcmv1alpha1.Action) workv1.ConditionRule {
+	stage := Stage(action)
+	failed := fmt.Sprintf(`c.type == "%sCompleted" && c.status == "False" && c.reason == "Failed"`, stage)
+	said := fmt.Sprintf(`c.type == "%sInProgress" || c.type == "%sCompleted"`, stage, stage)
+	if stage == StageIdle {
+		failed = `c.type == "Idle" && c.status == "False" && (c.reason == "FinalizeFailed" || c.reason == "AbortFailed")`
+		said = `c.type == "Idle"`
+	}
+	return workv1.ConditionRule{
+		Condition: workv1.ManifestDegraded,
+		Type:      workv1.CelConditionExpressionsType,
+		CelExpressions: []string{
+			fmt.Sprintf(`has(object.status) && has(object.status.conditions) && object.status.conditions.exists(c, %s)`, failed),
+		},
+		Message:           action + " failed on the cluster",
+		MessageExpression: fmt.Sprintf(`result ? object.status.conditions.filter(c, %s)[0].message : ""`, said),
+	}
 }
 
 // clusterRole lets the work agent manage ImageBasedUpgrades.

@@ -1,6 +1,7 @@
 package ibgu
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -9,8 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
+	"open-cluster-management.io/ocm/pkg/work/spoke/conditions"
 
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
@@ -179,4 +182,56 @@ func manifests(t *testing.T, spec workv1.ManifestWorkSpec) (kinds []string, stag
 		}
 	}
 	return kinds, stage, annotations
+}
+
+// TestFailedRule evaluates each action's condition rule with the work agent's own
+// evaluator on ImageBasedUpgrades as the lifecycle agent writes them.
+func TestFailedRule(t *testing.T) {
+	reader, err := conditions.NewConditionReader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	upgrade := func(conds ...metav1.Condition) *unstructured.Unstructured {
+		list := make([]any, len(conds))
+		for i, c := range conds {
+			list[i] = map[string]any{"type": c.Type, "status": string(c.Status), "reason": c.Reason, "message": c.Message}
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": list}}}
+		u.SetAPIVersion(IBUGroup + "/" + IBUVersion)
+		u.SetKind(IBUKind)
+		u.SetName(IBUName)
+		return u
+	}
+	cond := func(t, s, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: t, Status: metav1.ConditionStatus(s), Reason: reason, Message: msg}
+	}
+	for name, tc := range map[string]struct {
+		action   lcmv1alpha1.Action
+		object   *unstructured.Unstructured
+		degraded bool
+		message  string
+	}{
+		"Prep running": {action: "Prep", object: upgrade(cond("Idle", "False", "InProgress", "In progress"),
+			cond("PrepInProgress", "True", "InProgress", "Pulling the seed image"))},
+		"Prep failed": {action: "Prep", degraded: true, message: "failed to pull the seed image",
+			object: upgrade(cond("PrepInProgress", "False", "Failed", "failed to pull the seed image"), cond("PrepCompleted", "False", "Failed", "Prep failed"))},
+		"Prep completed": {action: "Prep", object: upgrade(cond("PrepInProgress", "False", "Completed", "done"), cond("PrepCompleted", "True", "Completed", "done"))},
+		"no status yet":  {action: "Upgrade", object: upgrade()},
+		"Upgrade failed": {action: "Upgrade", degraded: true, message: "the cluster did not come back",
+			object: upgrade(cond("UpgradeInProgress", "False", "Failed", "the cluster did not come back"), cond("UpgradeCompleted", "False", "Failed", "Upgrade failed"))},
+		"a Prep failure is no Upgrade failure": {action: "Upgrade", object: upgrade(cond("PrepCompleted", "False", "Failed", "x"))},
+		"finalizing":                           {action: "FinalizeUpgrade", object: upgrade(cond("Idle", "False", "Finalizing", "Finalizing"))},
+		"finalize failed": {action: "FinalizeUpgrade", degraded: true, message: "clean up by hand",
+			object: upgrade(cond("Idle", "False", "FinalizeFailed", "clean up by hand"))},
+		"abort failed": {action: "AbortOnFailure", degraded: true, message: "abort: clean up by hand",
+			object: upgrade(cond("Idle", "False", "AbortFailed", "abort: clean up by hand"))},
+	} {
+		got := reader.EvaluateConditions(context.Background(), tc.object, []workv1.ConditionRule{failedRule(tc.action)})
+		if len(got) != 1 || got[0].Type != workv1.ManifestDegraded {
+			t.Fatalf("%s: conditions %+v, want one Degraded", name, got)
+		}
+		if degraded := got[0].Status == metav1.ConditionTrue; degraded != tc.degraded || (tc.degraded && got[0].Message != tc.message) {
+			t.Errorf("%s: Degraded %s %q, want degraded %v with %q", name, got[0].Status, got[0].Message, tc.degraded, tc.message)
+		}
+	}
 }

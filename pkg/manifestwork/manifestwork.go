@@ -47,7 +47,19 @@ const (
 	// {"manifestIndex": N, "name": ..., "value": ...}, each a value the manifest of that
 	// index must report. A TALM user's templates carry it.
 	AnnotationExpectedValues = "openshift-cluster-group-upgrades/expectedValues"
+	// AnnotationDeleteWhenDone set to "true" on a step's template says that what its
+	// ManifestWork applies belongs, once done, to what comes next (TALM's way with every
+	// template): the operator deletes a cluster's ManifestWork of the step once the
+	// cluster is past it, and makes the cluster's next ManifestWork only after that; the
+	// step stays done for a cluster that passed it. Set it on templates that move one
+	// object through stages, such as the ImageBasedUpgrade, with deleteOption Orphan.
+	AnnotationDeleteWhenDone = "ran.openshift.io/delete-work-when-done"
 )
+
+// DeleteWhenDone reports whether a template carries AnnotationDeleteWhenDone "true".
+func DeleteWhenDone(template *workv1alpha1.ManifestWorkReplicaSet) bool {
+	return template != nil && template.Annotations[AnnotationDeleteWhenDone] == "true"
+}
 
 // Feedback is a status feedback value a ManifestWork must report before it counts as done.
 type Feedback struct {

@@ -255,6 +255,12 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)
 	}
+	ib := &controllers.ImageBasedGroupUpgradeReconciler{
+		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Clock: clk, Recorder: recorder, Unserved: hub.unserved,
+	}
+	if err := ib.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ImageBasedGroupUpgrade controller: %w", err)
+	}
 	if err := startInformers(mgr, hub.unserved); err != nil {
 		return err
 	}

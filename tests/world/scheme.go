@@ -16,6 +16,7 @@ import (
 	policyv1beta1 "open-cluster-management.io/governance-policy-propagator/api/v1beta1"
 	placementrulev1 "open-cluster-management.io/multicloud-operators-subscription/pkg/apis/apps/placementrule/v1"
 
+	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
 
@@ -25,7 +26,7 @@ import (
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, ranv1alpha1.AddToScheme,
+		clientgoscheme.AddToScheme, ranv1alpha1.AddToScheme, lcmv1alpha1.AddToScheme,
 		policyv1.AddToScheme, policyv1beta1.AddToScheme,
 		clusterv1.Install, clusterv1beta1.Install, clusterv1beta2.Install,
 		workv1.Install, workv1alpha1.Install, placementrulev1.AddToScheme,

@@ -189,9 +189,60 @@ type ImageBasedGroupUpgradeStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// Clusters are the clusters that started a step, by name: the actions each completed,
-	// failed and is running.
+	// failed and is running. The list is bounded (docs/ibgu.md): on a fleet too large for
+	// it, the clusters with a failed action come first, then those running an action, then
+	// the others, and ClustersNotShown counts those left out.
 	// +optional
 	Clusters []ClusterState `json:"clusters,omitempty"`
+	// ClustersNotShown is the number of clusters left out of Clusters to bound the
+	// status. An addition to TALM's status.
+	// +optional
+	ClustersNotShown int `json:"clustersNotShown,omitempty"`
+	// Steps say where each step of the plan that started stands, in plan order. An
+	// addition to TALM's status.
+	// +optional
+	// +kubebuilder:validation:MaxItems=6
+	Steps []StepStatus `json:"steps,omitempty"`
+}
+
+// StepState is the state of a plan step: its ClusterGroupUpgrade's state, or Skipped.
+type StepState string
+
+// StepSkipped is the state of a step that selected no cluster when its turn came: it
+// ends without a ClusterGroupUpgrade (TALM's ClusterGroupUpgrade for it completes at once).
+const StepSkipped StepState = "Skipped"
+
+// StepStatus is where one step of the plan stands.
+type StepStatus struct {
+	// Index is the step's index in spec.plan.
+	// +kubebuilder:validation:Minimum=0
+	Index int `json:"index"`
+	// Upgrade names the ClusterGroupUpgrade that runs the step, in the namespace of the
+	// ImageBasedGroupUpgrade; empty for a skipped step.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Upgrade string `json:"upgrade,omitempty"`
+	// State is the ClusterGroupUpgrade's state (NotStarted, CannotStart, NotCompleted,
+	// TimedOut, Completed), or Skipped.
+	// +optional
+	State StepState `json:"state,omitempty"`
+	// Ended is true once the step ended: its ClusterGroupUpgrade wrote its Succeeded
+	// condition, or the step was skipped. The next step starts then.
+	// +optional
+	Ended bool `json:"ended,omitempty"`
+	// Message says what the step does or waits for, as its ClusterGroupUpgrade says it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+	// StartedAt is when the step's rollout started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// CompletedAt is when the step ended.
+	// +optional
+	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+	// Counts count the step's clusters by state.
+	// +optional
+	Counts *ranv1alpha1.ClusterCounts `json:"counts,omitempty"`
 }
 
 // ClusterState is where one cluster stands.
@@ -217,6 +268,8 @@ type ActionMessage struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=ibgu,categories=cgu-operator
+// +kubebuilder:printcolumn:name="Progressing",type=string,JSONPath=`.status.conditions[?(@.type=="Progressing")].reason`
+// +kubebuilder:printcolumn:name="Details",type=string,JSONPath=`.status.conditions[?(@.type=="Progressing")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) < 230",message="the name of an ImageBasedGroupUpgrade must be shorter than 230 characters"
 type ImageBasedGroupUpgrade struct {
