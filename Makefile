@@ -52,12 +52,14 @@ UPGRADE_DURATION ?= 8s
 STALL ?=
 TIMEOUT ?= 0
 KEEP ?= 0
+KIND ?= cgu
+FAIL ?=
 
 .PHONY: demo
-demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1).
+demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1; KIND=ibgu with FAIL for an image-based group upgrade).
 	go build -o $(LOCALBIN)/cgu-demo ./cmd/cgu-demo
-	$(LOCALBIN)/cgu-demo --clusters=$(CLUSTERS) --max-concurrency=$(MAX_CONCURRENCY) \
-		--upgrade-duration=$(UPGRADE_DURATION) --stall=$(STALL) --timeout=$(TIMEOUT) \
+	$(LOCALBIN)/cgu-demo --kind=$(KIND) --clusters=$(CLUSTERS) --max-concurrency=$(MAX_CONCURRENCY) \
+		--upgrade-duration=$(UPGRADE_DURATION) --stall=$(STALL) --fail=$(FAIL) --timeout=$(TIMEOUT) \
 		$(if $(filter 1 true yes,$(KEEP)),--keep)
 
 ##@ Development

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
@@ -114,6 +115,9 @@ func (d *demo) startFleet(ctx context.Context, log logr.Logger, out *terminal) e
 		clusters[i] = world.Cluster{Name: name, Labels: map[string]string{"demo": "true", "common": "true"}}
 		spokes[i] = sim.SpokeSpec{Name: name, Version: fromVersion, Channel: channel,
 			Behaviour: sim.Behaviour{Duration: d.opts.upgradeDuration, Stall: name == d.opts.stall}}
+		if d.opts.kind == kindIBGU {
+			spokes[i].LifecycleAgent = lifecycleAgent(d.opts.upgradeDuration, name == d.opts.fail)
+		}
 	}
 	if err := d.hub.AddClusters(ctx, clusters...); err != nil {
 		return err
@@ -150,9 +154,19 @@ func (d *demo) apply(ctx context.Context) error {
 		if err := d.ensureNamespace(ctx, o.GetNamespace()); err != nil {
 			return err
 		}
-		if o.GetKind() == "ClusterGroupUpgrade" {
-			d.cgu = client.ObjectKeyFromObject(o)
+		switch o.GetKind() {
+		case "ClusterGroupUpgrade":
+			if d.opts.kind == kindCGU {
+				d.cgu = client.ObjectKeyFromObject(o)
+			}
 			if err := d.tune(o); err != nil {
+				return err
+			}
+		case "ImageBasedGroupUpgrade":
+			if d.opts.kind == kindIBGU {
+				d.cgu = client.ObjectKeyFromObject(o)
+			}
+			if err := d.tuneSteps(o); err != nil {
 				return err
 			}
 		}
@@ -161,7 +175,8 @@ func (d *demo) apply(ctx context.Context) error {
 		}
 	}
 	if d.cgu.Name == "" {
-		return fmt.Errorf("%s holds no ClusterGroupUpgrade", d.opts.samples)
+		kind := map[string]string{kindCGU: "ClusterGroupUpgrade", kindIBGU: "ImageBasedGroupUpgrade"}[d.opts.kind]
+		return fmt.Errorf("%s holds no %s", d.opts.samples, kind)
 	}
 	return nil
 }
@@ -227,7 +242,7 @@ func (d *demo) watch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, o := range []client.Object{&ranv1alpha1.ClusterGroupUpgrade{}, &ranv1alpha1.ClusterGroupUpgradeBatch{}} {
+	for _, o := range []client.Object{&ranv1alpha1.ClusterGroupUpgrade{}, &ranv1alpha1.ClusterGroupUpgradeBatch{}, &lcmv1alpha1.ImageBasedGroupUpgrade{}} {
 		if _, err := c.GetInformer(ctx, o); err != nil {
 			return err
 		}
@@ -258,7 +273,7 @@ func (d *demo) keep(ctx context.Context, out *terminal) {
 		out.fail("writing the kubeconfig: %v", err)
 		return
 	}
-	out.keep(path, d.cgu)
+	out.keep(path, d.opts.kind, d.cgu)
 	<-ctx.Done()
 }
 

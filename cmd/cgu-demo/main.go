@@ -27,7 +27,20 @@ type options struct {
 	keep            bool
 	samples         string
 	plain           bool
+	// kind is what the demo runs: a ClusterGroupUpgrade (cgu) or an ImageBasedGroupUpgrade
+	// (ibgu).
+	kind string
+	// fail is a cluster whose Prep fails (ibgu).
+	fail string
 }
+
+// The demo's kinds, and their manifests.
+const (
+	kindCGU     = "cgu"
+	kindIBGU    = "ibgu"
+	samplesCGU  = "samples/demo"
+	samplesIBGU = "samples/demo-ibgu"
+)
 
 func parseFlags(args []string) (options, error) {
 	o := options{}
@@ -38,7 +51,9 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.stall, "stall", "", `A cluster whose upgrade never finishes (for example sno-05), to show a batch timeout.`)
 	fs.IntVar(&o.timeout, "timeout", 0, "The rollout's timeout in minutes (0 keeps the sample's 6).")
 	fs.BoolVar(&o.keep, "keep", false, "Keep the hub running after the rollout and print its KUBECONFIG, until Ctrl-C.")
-	fs.StringVar(&o.samples, "samples", "samples/demo", "Directory of the demo manifests.")
+	fs.StringVar(&o.samples, "samples", "", "Directory of the demo manifests (default "+samplesCGU+", or "+samplesIBGU+" with --kind=ibgu).")
+	fs.StringVar(&o.kind, "kind", kindCGU, "What to roll out: cgu (a ClusterGroupUpgrade of an upgrade policy) or ibgu (an image-based group upgrade).")
+	fs.StringVar(&o.fail, "fail", "", "With --kind=ibgu, a cluster whose Prep fails (for example sno-05), to show AbortOnFailure.")
 	fs.BoolVar(&o.plain, "plain", false, "Print plain lines even on a terminal.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -55,6 +70,21 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.stall != "" && !isFleetCluster(o.stall, o.clusters) {
 		return o, fmt.Errorf("--stall %q is not one of sno-01 to %s", o.stall, clusterName(o.clusters))
+	}
+	switch o.kind {
+	case kindCGU:
+		if o.fail != "" {
+			return o, fmt.Errorf("--fail is for --kind=ibgu; a ClusterGroupUpgrade's cluster stalls with --stall")
+		}
+	case kindIBGU:
+		if o.fail != "" && !isFleetCluster(o.fail, o.clusters) {
+			return o, fmt.Errorf("--fail %q is not one of sno-01 to %s", o.fail, clusterName(o.clusters))
+		}
+	default:
+		return o, fmt.Errorf("--kind must be cgu or ibgu, got %q", o.kind)
+	}
+	if o.samples == "" {
+		o.samples = map[string]string{kindCGU: samplesCGU, kindIBGU: samplesIBGU}[o.kind]
 	}
 	return o, nil
 }
@@ -86,12 +116,20 @@ func run(ctx context.Context, opts options, stdout, stderr io.Writer) int {
 		out.fail("%v", err)
 		return 1
 	}
-	result, err := d.play(ctx)
-	if err != nil {
-		out.fail("%v", err)
-		return 1
+	var code int
+	if opts.kind == kindIBGU {
+		if code, err = d.playIBGU(ctx); err != nil {
+			out.fail("%v", err)
+			return 1
+		}
+	} else {
+		result, err := d.play(ctx)
+		if err != nil {
+			out.fail("%v", err)
+			return 1
+		}
+		code = out.summary(result)
 	}
-	code := out.summary(result)
 	if opts.keep {
 		d.keep(ctx, out)
 	}

@@ -37,6 +37,25 @@ func TestDemo(t *testing.T) {
 				"cgu-demo: the rollout ended TimedOut", "oc get cgu:           STATE TimedOut", "clusters:             2 complete, 1 timedout"},
 		},
 	}
+	cases["an image-based group upgrade, one cluster failing Prep"] = struct {
+		opts     options
+		code     int
+		contains []string
+	}{
+		opts: options{clusters: 4, maxConcurrency: 2, upgradeDuration: time.Second, kind: kindIBGU, fail: "sno-02",
+			samples: "../../samples/demo-ibgu", plain: true},
+		code: 0,
+		contains: []string{
+			"The plan of demo/demo-ibu: [Prep] -> [Upgrade] -> [AbortOnFailure] -> [FinalizeUpgrade]",
+			"Step 0 (Prep) started: ClusterGroupUpgrade demo-ibu-prep-0",
+			"sno-02 Prep failed: failed to pull the seed image: unauthorized (the demo's --fail)",
+			"sno-02 AbortOnFailure completed", "sno-04 FinalizeUpgrade completed",
+			"Step 3 (FinalizeUpgrade) ended Completed: 3 of 3 clusters completed, 0 failed, 0 timed out",
+			"Plan:         Completed: All plan steps completed",
+			"  1     Upgrade          2    Completed  3/3 completed            demo-ibu-upgrade-1",
+			"The plan completed.",
+		},
+	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -66,6 +85,10 @@ func TestFlags(t *testing.T) {
 		"unknown stall":      {args: []string{"--stall=sno-99"}, err: `--stall "sno-99" is not one of sno-01 to sno-12`},
 		"negative timeout":   {args: []string{"--timeout=-1"}, err: "--timeout must not be negative, got -1"},
 		"stall in the fleet": {args: []string{"--clusters=5", "--stall=sno-05"}},
+		"an IBGU failing":    {args: []string{"--kind=ibgu", "--fail=sno-03"}},
+		"unknown kind":       {args: []string{"--kind=policy"}, err: `--kind must be cgu or ibgu, got "policy"`},
+		"fail without ibgu":  {args: []string{"--fail=sno-03"}, err: "--fail is for --kind=ibgu; a ClusterGroupUpgrade's cluster stalls with --stall"},
+		"unknown failing":    {args: []string{"--kind=ibgu", "--fail=sno-99"}, err: `--fail "sno-99" is not one of sno-01 to sno-12`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -280,9 +280,15 @@ func (t *terminal) talmView(cgu *ranv1alpha1.ClusterGroupUpgrade) {
 	}
 }
 
-func (t *terminal) keep(path string, key client.ObjectKey) {
+func (t *terminal) keep(path, kind string, key client.ObjectKey) {
 	t.step("The hub keeps running until Ctrl-C. In another terminal:")
 	fmt.Fprintf(t.w, "    export KUBECONFIG=%s\n", path)
+	if kind == kindIBGU {
+		fmt.Fprintln(t.w, "    kubectl get ibgu,cgu -n "+key.Namespace)
+		fmt.Fprintln(t.w, "    make plugin && PATH=$PWD/bin:$PATH")
+		fmt.Fprintf(t.w, "    kubectl cgu ibgu %s -n %s\n", key.Name, key.Namespace)
+		return
+	}
 	fmt.Fprintln(t.w, "    kubectl get cgu -A")
 	fmt.Fprintln(t.w, "    kubectl get cgub -n "+key.Namespace)
 	fmt.Fprintln(t.w, "    make plugin && PATH=$PWD/bin:$PATH")

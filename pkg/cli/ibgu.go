@@ -224,6 +224,12 @@ func stepClusters(s lcmv1alpha1.StepStatus) string {
 	return strings.Join(parts, ", ")
 }
 
+// ShowImageBasedGroupUpgrade writes, without colour, what `kubectl cgu ibgu NAME` shows of
+// g at now (the demo prints it).
+func ShowImageBasedGroupUpgrade(w io.Writer, g *lcmv1alpha1.ImageBasedGroupUpgrade, now time.Time) error {
+	return writeIBGU(w, painter{}, g, now)
+}
+
 // writeIBGU writes one ImageBasedGroupUpgrade: where the plan stands, its steps, its
 // actions and its failed clusters.
 func writeIBGU(w io.Writer, p painter, g *lcmv1alpha1.ImageBasedGroupUpgrade, now time.Time) error {

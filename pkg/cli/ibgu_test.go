@@ -43,6 +43,18 @@ var _ = Describe("kubectl cgu ibgu", func() {
 			},
 		}
 		Expect(hub.Client.Create(ctx, g)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			// The other spec's golden list -A shows its own CGU only. The test hub has no
+			// garbage collector: the IBGU goes first, so that no step is made again, then
+			// its steps.
+			Expect(hub.Client.Delete(ctx, g)).To(Succeed())
+			Expect(hub.Client.DeleteAllOf(ctx, &ranv1alpha1.ClusterGroupUpgrade{}, client.InNamespace(ns.Name))).To(Succeed())
+			Eventually(func(gm Gomega) []ranv1alpha1.ClusterGroupUpgrade {
+				var list ranv1alpha1.ClusterGroupUpgradeList
+				gm.Expect(hub.Client.List(ctx, &list, client.InNamespace(ns.Name))).To(Succeed())
+				return list.Items
+			}).WithTimeout(settle).Should(BeEmpty())
+		})
 		Eventually(func(gm Gomega) string {
 			read := &lcmv1alpha1.ImageBasedGroupUpgrade{}
 			gm.Expect(hub.Client.Get(ctx, client.ObjectKeyFromObject(g), read)).To(Succeed())

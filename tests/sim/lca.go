@@ -58,16 +58,18 @@ type StageHistory struct {
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 }
 
-// lifecycleAgent is the simulated lifecycle agent of one spoke.
-type lifecycleAgent struct {
+// LifecycleAgent is the simulated lifecycle agent of one spoke; the simulator runs it on its
+// spokes, and tests/world/realspoke on a real apiserver.
+type LifecycleAgent struct {
 	b LifecycleAgentBehaviour
 }
 
-func newLifecycleAgent(b LifecycleAgentBehaviour) *lifecycleAgent { return &lifecycleAgent{b: b} }
+// NewLifecycleAgent returns an agent that runs the stages as b says.
+func NewLifecycleAgent(b LifecycleAgentBehaviour) *LifecycleAgent { return &LifecycleAgent{b: b} }
 
 // Step creates the ImageBasedUpgrade at Idle when it is missing, and moves it toward the
 // stage its spec asks for.
-func (a *lifecycleAgent) Step(objects configpolicy.Store, now time.Time) (time.Duration, error) {
+func (a *LifecycleAgent) Step(objects configpolicy.Store, now time.Time) (time.Duration, error) {
 	obj, err := objects.Get(ImageBasedUpgradeGVK, "", ImageBasedUpgradeName)
 	if errors.Is(err, configpolicy.ErrNotFound) {
 		return 0, a.create(objects, now)
@@ -90,7 +92,7 @@ func (a *lifecycleAgent) Step(objects configpolicy.Store, now time.Time) (time.D
 }
 
 // create makes the ImageBasedUpgrade the agent starts with: Idle.
-func (a *lifecycleAgent) create(objects configpolicy.Store, now time.Time) error {
+func (a *LifecycleAgent) create(objects configpolicy.Store, now time.Time) error {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(ImageBasedUpgradeGVK)
 	obj.SetName(ImageBasedUpgradeName)
@@ -114,7 +116,7 @@ func idle(now time.Time) []metav1.Condition {
 
 // advance moves the status toward stage at now, and returns when to look again (zero: only
 // a new spec moves it).
-func (a *lifecycleAgent) advance(st *ImageBasedUpgradeStatus, stage string, now time.Time) time.Duration {
+func (a *LifecycleAgent) advance(st *ImageBasedUpgradeStatus, stage string, now time.Time) time.Duration {
 	if stage == StageIdle {
 		return a.toIdle(st, now)
 	}
@@ -142,7 +144,7 @@ func (a *lifecycleAgent) advance(st *ImageBasedUpgradeStatus, stage string, now 
 
 // start records a stage's start once, with the conditions of a stage in progress, and
 // returns its history.
-func (a *lifecycleAgent) start(st *ImageBasedUpgradeStatus, stage string, now time.Time) *StageHistory {
+func (a *LifecycleAgent) start(st *ImageBasedUpgradeStatus, stage string, now time.Time) *StageHistory {
 	for i := range st.History {
 		if st.History[i].Stage == stage {
 			return &st.History[i]
@@ -163,7 +165,7 @@ func (a *lifecycleAgent) start(st *ImageBasedUpgradeStatus, stage string, now ti
 
 // toIdle goes back to Idle: finalizing after an upgrade or rollback, aborting before; once
 // done only Idle True is left, and the history is cleared.
-func (a *lifecycleAgent) toIdle(st *ImageBasedUpgradeStatus, now time.Time) time.Duration {
+func (a *LifecycleAgent) toIdle(st *ImageBasedUpgradeStatus, now time.Time) time.Duration {
 	if isTrue(st.Conditions, "Idle") {
 		return 0
 	}

@@ -15,12 +15,12 @@ import (
 // lcaSpoke is a spoke's store with its simulated lifecycle agent.
 type lcaSpoke struct {
 	store *configpolicy.MapStore
-	agent *lifecycleAgent
+	agent *LifecycleAgent
 }
 
 func newLCASpoke(t *testing.T, b LifecycleAgentBehaviour) *lcaSpoke {
 	t.Helper()
-	s := &lcaSpoke{store: newSpokeStore(t, "4.16.10"), agent: newLifecycleAgent(b)}
+	s := &lcaSpoke{store: newSpokeStore(t, "4.16.10"), agent: NewLifecycleAgent(b)}
 	round(t, s.store, opsT0, s.agent)
 	return s
 }

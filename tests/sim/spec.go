@@ -46,7 +46,7 @@ func extraOperators(spec SpokeSpec) []Operator {
 		ops = append(ops, newManagedUpgradeOperator(*spec.ManagedUpgrade, firing))
 	}
 	if spec.LifecycleAgent != nil {
-		ops = append(ops, newLifecycleAgent(*spec.LifecycleAgent))
+		ops = append(ops, NewLifecycleAgent(*spec.LifecycleAgent))
 	}
 	return ops
 }

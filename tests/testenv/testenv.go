@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -163,4 +165,19 @@ func Start(crdPaths ...string) (*envtest.Environment, *rest.Config, error) {
 		return nil, nil, errors.Join(fmt.Errorf("starting envtest: %w", err), env.Stop())
 	}
 	return env, cfg, nil
+}
+
+// WriteKubeconfig writes a kubeconfig reaching c's apiserver with c's credentials, with one
+// context named name.
+func WriteKubeconfig(c *rest.Config, name, path string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CAData,
+		CertificateAuthority: c.CAFile, InsecureSkipTLSVerify: c.Insecure}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: c.CertData, ClientKeyData: c.KeyData, ClientCertificate: c.CertFile, ClientKey: c.KeyFile,
+		Token: c.BearerToken, TokenFile: c.BearerTokenFile,
+	}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: "admin", Namespace: "default"}
+	cfg.CurrentContext = name
+	return clientcmd.WriteToFile(*cfg, path)
 }

@@ -14,8 +14,6 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -125,15 +123,5 @@ func (h *Hub) Stop() error {
 // WriteKubeconfig writes a kubeconfig reaching the hub as its cluster admin to path, for
 // kubectl and the plugin.
 func (h *Hub) WriteKubeconfig(path string) error {
-	c := h.Config
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["hub"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CAData,
-		CertificateAuthority: c.CAFile, InsecureSkipTLSVerify: c.Insecure}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{
-		ClientCertificateData: c.CertData, ClientKeyData: c.KeyData, ClientCertificate: c.CertFile, ClientKey: c.KeyFile,
-		Token: c.BearerToken, TokenFile: c.BearerTokenFile,
-	}
-	cfg.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "admin", Namespace: "default"}
-	cfg.CurrentContext = "hub"
-	return clientcmd.WriteToFile(*cfg, path)
+	return testenv.WriteKubeconfig(h.Config, "hub", path)
 }

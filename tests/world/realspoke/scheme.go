@@ -55,7 +55,13 @@ var spokeCRDSources = []struct {
 	{"github.com/openshift/api", []string{
 		"config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusterversions-Default.crd.yaml",
 	}},
+	{"open-cluster-management.io/api", []string{
+		"work/v1/0000_01_work.open-cluster-management.io_appliedmanifestworks.crd.yaml",
+	}},
 }
+
+// lcaCRD is the lifecycle agent's ImageBasedUpgrade CRD, from the repository (crds/).
+const lcaCRD = "tests/world/realspoke/crds/imagebasedupgrades.yaml"
 
 // CRDs returns the files, in the Go module cache, of the CRDs a spoke serves: Policy,
 // ConfigurationPolicy, OperatorPolicy and ClusterVersion.
@@ -76,5 +82,9 @@ var findCRDs = sync.OnceValues(func() ([]string, error) {
 			paths = append(paths, filepath.Join(dir, f))
 		}
 	}
-	return paths, nil
+	root, err := testenv.Root()
+	if err != nil {
+		return nil, fmt.Errorf("finding the spoke CRDs: %w", err)
+	}
+	return append(paths, filepath.Join(root, lcaCRD)), nil
 })

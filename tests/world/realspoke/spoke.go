@@ -89,6 +89,10 @@ type Options struct {
 	// Updates is what the update service offers the cluster; nil offers nothing and lets the
 	// cluster-version operator accept any version.
 	Updates sim.UpdateSource
+	// LifecycleAgent, when set, makes the spoke one for image-based upgrades: it runs Open
+	// Cluster Management's work agent (ManifestWorks of the cluster namespace on the hub) and
+	// the simulated lifecycle agent (tests/sim) with this behaviour on the ImageBasedUpgrade.
+	LifecycleAgent *sim.LifecycleAgentBehaviour
 	// Clock is the cluster-version operator's clock: the time it steps at and waits on before it
 	// completes an update; nil means the real clock. With a fake clock, a retry after a failed
 	// write also waits for the clock to be stepped.
@@ -142,6 +146,9 @@ type Spoke struct {
 
 	stopOnce sync.Once
 	stopErr  error
+
+	// tempDirs hold files the spoke wrote (the work agent's hub kubeconfig).
+	tempDirs []string
 }
 
 // Start starts a spoke: an envtest kube-apiserver with the spoke CRDs, the cluster namespace,
@@ -213,6 +220,15 @@ func (s *Spoke) start(ctx context.Context) error {
 	if err := s.startCVO(ctx); err != nil {
 		return fmt.Errorf("cluster-version operator: %w", err)
 	}
+	if s.opts.LifecycleAgent == nil {
+		return nil
+	}
+	if err := s.startWorkAgent(s.runCtx); err != nil {
+		return fmt.Errorf("work agent: %w", err)
+	}
+	if err := s.startLifecycleAgent(ctx); err != nil {
+		return fmt.Errorf("lifecycle agent: %w", err)
+	}
 	return nil
 }
 
@@ -252,6 +268,9 @@ func (s *Spoke) Stop() error {
 		s.errMu.Unlock()
 		if err := s.env.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping the apiserver of spoke %s: %w", s.opts.ClusterName, err))
+		}
+		if err := s.removeTempDirs(); err != nil {
+			errs = append(errs, err)
 		}
 		s.stopErr = errors.Join(errs...)
 	})
