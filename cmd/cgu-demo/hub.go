@@ -156,7 +156,7 @@ func (d *demo) apply(ctx context.Context) error {
 		}
 		switch o.GetKind() {
 		case "ClusterGroupUpgrade":
-			if d.opts.kind == kindCGU {
+			if d.opts.kind != kindIBGU {
 				d.cgu = client.ObjectKeyFromObject(o)
 			}
 			if err := d.tune(o); err != nil {
@@ -175,7 +175,10 @@ func (d *demo) apply(ctx context.Context) error {
 		}
 	}
 	if d.cgu.Name == "" {
-		kind := map[string]string{kindCGU: "ClusterGroupUpgrade", kindIBGU: "ImageBasedGroupUpgrade"}[d.opts.kind]
+		kind := "ClusterGroupUpgrade"
+		if d.opts.kind == kindIBGU {
+			kind = "ImageBasedGroupUpgrade"
+		}
 		return fmt.Errorf("%s holds no %s", d.opts.samples, kind)
 	}
 	return nil
