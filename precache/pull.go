@@ -168,7 +168,8 @@ func runPull(ctx context.Context, env pullEnv, o pullOptions, stdout, stderr io.
 		_, _ = fmt.Fprintln(stderr, "precache pull:", err)
 		return precache.ExitUnrecoverable
 	}
-	r := reporter{client: env.client, options: o, stderr: stderr}
+	r := reporter{client: env.client, command: "precache pull", namespace: o.reportNamespace, name: o.reportConfigMap,
+		terminationLog: o.terminationLog, stderr: stderr}
 	s := precachePull(ctx, env, o, func(s precache.Summary) { r.write(ctx, s) })
 	r.final(ctx, s)
 	if s.Phase == precache.PhaseSucceeded {
@@ -214,40 +215,42 @@ func retryability(s precache.Summary) string {
 	return "unrecoverable"
 }
 
-// reporter writes the summaries to the report ConfigMap, when the options name one, and the
-// final one to the termination log.
+// reporter writes a command's summaries to its report ConfigMap, when it has one, and its
+// final summary to the termination log.
 type reporter struct {
-	client  client.Client
-	options pullOptions
-	stderr  io.Writer
+	client client.Client
+	// command names the command in error messages.
+	command                         string
+	namespace, name, terminationLog string
+	stderr                          io.Writer
 }
 
 // final writes the final summary to the ConfigMap and the termination log. Failing to write
 // the termination log is ignored: the file only exists in a container.
-func (r reporter) final(ctx context.Context, s precache.Summary) {
+func (r reporter) final(ctx context.Context, s any) {
 	r.write(context.WithoutCancel(ctx), s)
-	if data, err := json.Marshal(s); err == nil && r.options.terminationLog != "" {
-		_ = os.WriteFile(filepath.Clean(r.options.terminationLog), data, 0o600) //nolint:gosec // G703: the path is the program's own --termination-log flag, which the Job's spec sets.
+	if data, err := json.Marshal(s); err == nil && r.terminationLog != "" {
+		_ = os.WriteFile(filepath.Clean(r.terminationLog), data, 0o600) //nolint:gosec // G703: the path is the program's own --termination-log flag, which the Job's spec sets.
 	}
 }
 
 // write writes s to the report ConfigMap, when there is one. A failure is said on stderr and
 // the run goes on: the termination message carries the final summary too.
-func (r reporter) write(ctx context.Context, s precache.Summary) {
-	if !r.options.reporting() || r.client == nil {
+func (r reporter) write(ctx context.Context, s any) {
+	if r.name == "" || r.client == nil {
 		return
 	}
-	cm, err := summaryConfigMap(r.options.reportNamespace, r.options.reportConfigMap, s)
+	cm, err := summaryConfigMap(r.namespace, r.name, s)
 	if err == nil {
 		err = writeConfigMap(ctx, r.client, cm)
 	}
 	if err != nil {
-		_, _ = fmt.Fprintf(r.stderr, "precache pull: writing ConfigMap %s/%s: %v\n", r.options.reportNamespace, r.options.reportConfigMap, err)
+		_, _ = fmt.Fprintf(r.stderr, "%s: writing ConfigMap %s/%s: %v\n", r.command, r.namespace, r.name, err)
 	}
 }
 
 // summaryConfigMap is the report ConfigMap holding s as JSON under precache.SummaryKey.
-func summaryConfigMap(namespace, name string, s precache.Summary) (*corev1.ConfigMap, error) {
+func summaryConfigMap(namespace, name string, s any) (*corev1.ConfigMap, error) {
 	data, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the summary: %w", err)
