@@ -164,7 +164,7 @@ func (r *ClusterGroupUpgradeReconciler) phases(s *scope) []func(context.Context,
 		return []func(context.Context, *scope) error{r.cleanupCompleted}
 	}
 	return []func(context.Context, *scope) error{
-		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherOthers, r.gatherPrecache, r.gatherChecks, r.gatherHealth, r.gatherWorks, r.gatherInstallPlans,
+		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherOthers, r.gatherPrecache, r.gatherBackup, r.gatherChecks, r.gatherHealth, r.gatherWorks, r.gatherInstallPlans,
 		r.decide,
 		r.applyActions, r.applyPlan, r.applyEnforcement, r.applyRecords, r.applyInstallPlans, r.applySpoke,
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/backup"
 	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
 	"github.com/cgu-operator/cgu-operator/pkg/gates"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
@@ -68,6 +69,10 @@ type scope struct {
 	// precacheFailed is set when pre-caching failed or timed out on every planned cluster:
 	// the rollout cannot start, while its spec stays valid (as in TALM, Validated stays True).
 	precacheFailed *rollout.Problem
+	// backup is where the backup before the upgrade stands, nil when there is none to run
+	// yet; backupFailed is set when it failed on every planned cluster.
+	backup       *backupState
+	backupFailed *rollout.Problem
 	// compliantBefore are, before the start, the managed policies every selected cluster
 	// already complies with: left out of roots, read by pre-caching.
 	compliantBefore []*policyv1.Policy
@@ -293,8 +298,8 @@ func (r *ClusterGroupUpgradeReconciler) decide(_ context.Context, s *scope) erro
 		if f.Invalid == nil {
 			f.Invalid = s.precacheFailed
 		}
-		if needsBackup(s) {
-			f.Backup = &rollout.Problem{Reason: ranv1alpha1.ReasonBackupNotSupported, Message: backupMessage}
+		if f.Invalid == nil {
+			f.Invalid = s.backupFailed
 		}
 	}
 	s.approvals = gates.Approvals(s.cgu, s.now)
@@ -305,8 +310,11 @@ func (r *ClusterGroupUpgradeReconciler) decide(_ context.Context, s *scope) erro
 		in.Works, in.Pre, in.Post = true, s.works.pre, s.works.post
 	}
 	// Pre-caching is decided before the gate reads how far it got.
-	s.spoke.jobs = precacheJobs(s, r.MaxConcurrentPrecaching)
-	in.Precaching = precacheGate(s)
+	s.spoke.jobs = append(precacheJobs(s, r.MaxConcurrentPrecaching), backupJobs(s)...)
+	in.Precaching, in.Backup = precacheGate(s), backupGate(s)
+	if s.backup != nil {
+		in.BackupDeadline = s.backup.startedAt.Add(backup.Overall)
+	}
 	f.Gates = gates.Build(in)
 	s.decision = rollout.Decide(f)
 	s.decided = true

@@ -92,7 +92,7 @@ func setConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
 		}
 	}
 	setPrecacheStatus(st, s)
-	setBackupCondition(st, s)
+	setBackupStatus(st, s)
 	setRolloutConditions(st, s.decision)
 	if !s.started && (s.selectProblem != nil || s.invalid != nil || precacheHolds(s)) {
 		// TALM writes no Progressing condition before the spec is valid and pre-caching

@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
@@ -98,32 +97,3 @@ func shownBatch(st *ranv1alpha1.ClusterGroupUpgradeStatus) int {
 	}
 	return 0
 }
-
-// setBackupCondition writes TALM's BackupSuceeded condition while spec.backup holds a
-// rollout that has not started: this version cannot back clusters up (BackupNotSupported),
-// and the rollout does not start without its backup.
-func setBackupCondition(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
-	if s.started || s.selectProblem != nil || s.invalid != nil {
-		if !s.cgu.Spec.Backup {
-			meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionBackupSucceeded)
-		}
-		return
-	}
-	if !needsBackup(s) {
-		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionBackupSucceeded)
-		return
-	}
-	setCondition(st, s.cgu.Generation, ranv1alpha1.ConditionBackupSucceeded, metav1.ConditionFalse, ranv1alpha1.ReasonBackupNotSupported,
-		backupMessage)
-}
-
-// needsBackup reports whether a rollout that has not started waits for a backup: one is
-// asked for and some planned cluster needs the upgrade. As in TALM, a rollout whose clusters
-// all comply already backs nothing up.
-func needsBackup(s *scope) bool {
-	return s.cgu.Spec.Backup && len(allClusters(s.plan)) > 0
-}
-
-// backupMessage says why a rollout with spec.backup does not start.
-const backupMessage = "Backup before the upgrade is not supported by this version of cgu-operator, and the rollout does not start without it: " +
-	"set spec.backup to false to roll out without a backup"

@@ -209,7 +209,7 @@ var _ = Describe("ImageBasedGroupUpgrade", func() {
 			"to-4.18-prep-0":                    {"to-4.18-prep"},
 			"to-4.18-upgrade-finalizeupgrade-1": {"to-4.18-upgrade", "to-4.18-finalizeupgrade"},
 		}))
-		Expect(ibguEvents(ctx, g)(Default)).To(And(HaveKeyWithValue(controllers.EventPlanStepStarted, 2),
+		Eventually(ibguEvents(ctx, g)).WithTimeout(settle).Should(And(HaveKeyWithValue(controllers.EventPlanStepStarted, 2),
 			HaveKeyWithValue(controllers.EventPlanCompleted, 1), HaveKey(controllers.EventMissingContent)))
 	})
 
@@ -246,6 +246,6 @@ var _ = Describe("ImageBasedGroupUpgrade", func() {
 		Expect(st.Steps[3]).To(And(HaveField("State", lcmv1alpha1.StepSkipped), HaveField("Upgrade", ""), HaveField("Ended", true)),
 			"nothing failed its upgrade")
 		Expect(meta.FindStatusCondition(st.Conditions, ibgu.ConditionProgressing).Message).To(ContainSubstring("step 3 selected no cluster"))
-		Expect(ibguEvents(ctx, g)(Default)).To(And(HaveKeyWithValue(controllers.EventPlanStepStarted, 3), HaveKeyWithValue(controllers.EventPlanStepSkipped, 1)))
+		Eventually(ibguEvents(ctx, g)).WithTimeout(settle).Should(And(HaveKeyWithValue(controllers.EventPlanStepStarted, 3), HaveKeyWithValue(controllers.EventPlanStepSkipped, 1)))
 	})
 })

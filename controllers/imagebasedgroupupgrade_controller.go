@@ -114,7 +114,8 @@ func (r *ImageBasedGroupUpgradeReconciler) Reconcile(ctx context.Context, req ct
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ibgu.ConditionProgressing, Status: metav1.ConditionFalse,
 			Reason: ranv1alpha1.ReasonHubAPINotServed, ObservedGeneration: g.Generation,
 			Message: "The hub serves no ManifestWork or ManifestWorkReplicaSet API: image-based upgrades run through ManifestWorks"})
-		return r.writeStatus(ctx, g, st, ctrl.Result{})
+		result, _, err := r.writeStatus(ctx, g, st, ctrl.Result{})
+		return result, err
 	}
 	s, err := r.gather(ctx, g)
 	if err != nil {
@@ -124,7 +125,15 @@ func (r *ImageBasedGroupUpgradeReconciler) Reconcile(ctx context.Context, req ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return r.writeStatus(ctx, g, st, result)
+	wasCompleted := isCompleted(g)
+	result, written, err := r.writeStatus(ctx, g, st, result)
+	if c := meta.FindStatusCondition(st.Conditions, ibgu.ConditionProgressing); !wasCompleted && written &&
+		c != nil && c.Reason == ibgu.ReasonCompleted {
+		// The status now says so: once, whatever passes come after.
+		r.Recorder.Eventf(g, nil, corev1.EventTypeNormal, EventPlanCompleted, ibguEventAction, "%s", c.Message)
+		ctrl.LoggerFrom(ctx).Info("Plan completed")
+	}
+	return result, err
 }
 
 // gather reads the steps' ClusterGroupUpgrades, their batch records, the ManifestWorks of
@@ -263,13 +272,8 @@ func (r *ImageBasedGroupUpgradeReconciler) advance(ctx context.Context, s *ibguS
 				Reason: ReasonMissingContent, Message: waiting, ObservedGeneration: g.Generation})
 			return ctrl.Result{RequeueAfter: contentRetry}, nil
 		}
-		_, _, done = ibgu.Next(g.Spec.Plan, s.children)
 	}
 	r.setStatus(s, st)
-	if done && !settled {
-		r.Recorder.Eventf(g, nil, corev1.EventTypeNormal, EventPlanCompleted, ibguEventAction, "%s", meta.FindStatusCondition(st.Conditions, ibgu.ConditionProgressing).Message)
-		log.Info("Plan completed")
-	}
 	return ctrl.Result{}, nil
 }
 
@@ -513,23 +517,24 @@ func (r *ImageBasedGroupUpgradeReconciler) prepContent(ctx context.Context, g *l
 	return out, missing, nil
 }
 
-// writeStatus writes st when it differs from the status read, and ends the pass with
-// result; a write conflict (a newer object is on its way to the cache) ends it with a
-// short requeue.
-func (r *ImageBasedGroupUpgradeReconciler) writeStatus(ctx context.Context, g *lcmv1alpha1.ImageBasedGroupUpgrade, st *lcmv1alpha1.ImageBasedGroupUpgradeStatus, result ctrl.Result) (ctrl.Result, error) {
+// writeStatus writes st when it differs from the status read (written says it did), and
+// ends the pass with result; a write conflict (a newer object is on its way to the cache)
+// ends it with a short requeue.
+func (r *ImageBasedGroupUpgradeReconciler) writeStatus(ctx context.Context, g *lcmv1alpha1.ImageBasedGroupUpgrade,
+	st *lcmv1alpha1.ImageBasedGroupUpgradeStatus, result ctrl.Result) (_ ctrl.Result, written bool, _ error) {
 	if equalJSON(g.Status, *st) {
-		return result, nil
+		return result, false, nil
 	}
 	out := g.DeepCopy()
 	out.Status = *st
 	if err := r.Client.Status().Update(ctx, out); err != nil {
 		if apierrors.IsConflict(err) {
 			ctrl.LoggerFrom(ctx).V(1).Info("Status write conflict: reading again")
-			return ctrl.Result{RequeueAfter: time.Second}, nil
+			return ctrl.Result{RequeueAfter: time.Second}, false, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("writing the status: %w", err)
+		return ctrl.Result{}, false, fmt.Errorf("writing the status: %w", err)
 	}
-	return result, nil
+	return result, true, nil
 }
 
 func equalJSON(a, b any) bool {

@@ -338,9 +338,9 @@ type ClusterGroupUpgradeSpec struct {
 	// +optional
 	PreCachingConfigRef PreCachingConfigCR `json:"preCachingConfigRef,omitempty"`
 
-	// Backup asked TALM to back up each cluster before its upgrade.
-	// Deprecated: not supported by cgu-operator; a ClusterGroupUpgrade with backup set to
-	// true is reported as not valid and is not started.
+	// Backup backs each planned cluster up before the upgrade (into /var/recovery on the
+	// node), as TALM: the rollout starts once every backup ended, and a cluster whose backup
+	// failed is not upgraded. Deprecated in TALM, which points to image-based upgrades.
 	// +optional
 	// +kubebuilder:default=false
 	Backup bool `json:"backup,omitempty"`

@@ -93,10 +93,18 @@ const (
 	// ReasonInvalidMaintenanceWindow (Validated=False): a maintenance window cannot be read;
 	// the message names the field.
 	ReasonInvalidMaintenanceWindow = "InvalidMaintenanceWindow"
-	// ReasonBackupNotSupported (BackupSuceeded=False): spec.backup is true, and this
-	// version cannot back clusters up; the rollout does not start without its backup
-	// (Progressing=False, NotStarted).
-	ReasonBackupNotSupported = "BackupNotSupported"
+	// ReasonBackupCompleted (BackupSuceeded=True): every planned cluster was backed up.
+	ReasonBackupCompleted = "BackupCompleted"
+	// BackupSuceeded=True PartiallyDone (ReasonPartiallyDone): the backup of some clusters
+	// failed or timed out; they leave the plan. BackupSuceeded=False InProgress
+	// (ReasonInProgress): backups run.
+	//
+	// ReasonBackupFailed (BackupSuceeded=False): the backup of every cluster failed or timed
+	// out.
+	ReasonBackupFailed = "Failed"
+	// ReasonBackupFailedEverywhere (state CannotStart): no cluster is left to upgrade after
+	// the backups; the message says so.
+	ReasonBackupFailedEverywhere = "BackupFailed"
 	// ReasonNotStarted (Progressing=False): an enabled rollout waits for what must happen
 	// before its first batch (TALM: the backup).
 	ReasonNotStarted = "NotStarted"

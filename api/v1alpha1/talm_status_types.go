@@ -108,13 +108,14 @@ type ClusterFinalState struct {
 	CurrentManifestWork *ManifestWorkStatus `json:"currentManifestWork,omitempty"`
 }
 
-// BackupStatus is TALM's status.backup. cgu-operator does not back clusters up yet: the
-// field is part of the API so that what reads it finds TALM's shape.
+// BackupStatus is TALM's status.backup: where the backup before the upgrade of each planned
+// cluster stands (spec.backup, docs/backup.md).
 type BackupStatus struct {
 	// StartedAt is when the backups started.
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
-	// Status maps a cluster to its backup state.
+	// Status maps a cluster to its backup state: PreparingToStart, Starting, Active,
+	// Succeeded, BackupTimeout or UnrecoverableError.
 	// +optional
 	Status map[string]string `json:"status,omitempty"`
 	// Clusters are the clusters backed up.

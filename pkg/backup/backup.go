@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/backup/recovery"
 )
 
@@ -45,16 +46,6 @@ const (
 	// Overall bounds the backups of a rollout from their start: a cluster not done by then
 	// timed out.
 	Overall = 20 * time.Minute
-)
-
-// The BackupSuceeded condition's reasons (TALM's).
-const (
-	ReasonCompleted     = "BackupCompleted"
-	ReasonPartiallyDone = "PartiallyDone"
-	ReasonFailed        = "Failed"
-	ReasonInProgress    = "InProgress"
-	// ReasonFailedEverywhere is the start's reason when no cluster is left to upgrade.
-	ReasonFailedEverywhere = "BackupFailed"
 )
 
 // Observation is what the hub sees of a cluster's backup Job (pkg/spokejob).
@@ -109,14 +100,14 @@ func Condition(states map[string]State) (metav1.ConditionStatus, string, string)
 	total := len(states)
 	switch {
 	case total > 0 && succeeded == total:
-		return metav1.ConditionTrue, ReasonCompleted, fmt.Sprintf("Backup completed on all %d clusters", total)
+		return metav1.ConditionTrue, ranv1alpha1.ReasonBackupCompleted, fmt.Sprintf("Backup completed on all %d clusters", total)
 	case total > 0 && final == total && succeeded > 0:
-		return metav1.ConditionTrue, ReasonPartiallyDone,
+		return metav1.ConditionTrue, ranv1alpha1.ReasonPartiallyDone,
 			fmt.Sprintf("Backup completed on %d of %d clusters; the %d others failed or timed out and leave the plan", succeeded, total, total-succeeded)
 	case total > 0 && final == total:
-		return metav1.ConditionFalse, ReasonFailed, fmt.Sprintf("Backup failed or timed out on all %d clusters", total)
+		return metav1.ConditionFalse, ranv1alpha1.ReasonBackupFailed, fmt.Sprintf("Backup failed or timed out on all %d clusters", total)
 	}
-	return metav1.ConditionFalse, ReasonInProgress, fmt.Sprintf("Backup in progress: %d of %d clusters done", final, total)
+	return metav1.ConditionFalse, ranv1alpha1.ReasonInProgress, fmt.Sprintf("Backup in progress: %d of %d clusters done", final, total)
 }
 
 // Leaving are the clusters, in order, whose backup failed or timed out: they are not

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/backup/recovery"
 )
 
@@ -46,11 +47,11 @@ func TestCondition(t *testing.T) {
 		status metav1.ConditionStatus
 		reason string
 	}{
-		"all succeeded":   {states: map[string]State{"a": Succeeded, "b": Succeeded}, status: metav1.ConditionTrue, reason: ReasonCompleted},
-		"some failed":     {states: map[string]State{"a": Succeeded, "b": Timeout, "c": Error}, status: metav1.ConditionTrue, reason: ReasonPartiallyDone},
-		"all failed":      {states: map[string]State{"a": Timeout, "b": Error}, status: metav1.ConditionFalse, reason: ReasonFailed},
-		"one still going": {states: map[string]State{"a": Succeeded, "b": Active}, status: metav1.ConditionFalse, reason: ReasonInProgress},
-		"not started":     {states: map[string]State{"a": PreparingToStart}, status: metav1.ConditionFalse, reason: ReasonInProgress},
+		"all succeeded":   {states: map[string]State{"a": Succeeded, "b": Succeeded}, status: metav1.ConditionTrue, reason: ranv1alpha1.ReasonBackupCompleted},
+		"some failed":     {states: map[string]State{"a": Succeeded, "b": Timeout, "c": Error}, status: metav1.ConditionTrue, reason: ranv1alpha1.ReasonPartiallyDone},
+		"all failed":      {states: map[string]State{"a": Timeout, "b": Error}, status: metav1.ConditionFalse, reason: ranv1alpha1.ReasonBackupFailed},
+		"one still going": {states: map[string]State{"a": Succeeded, "b": Active}, status: metav1.ConditionFalse, reason: ranv1alpha1.ReasonInProgress},
+		"not started":     {states: map[string]State{"a": PreparingToStart}, status: metav1.ConditionFalse, reason: ranv1alpha1.ReasonInProgress},
 	} {
 		status, reason, message := Condition(tc.states)
 		if status != tc.status || reason != tc.reason || message == "" {

@@ -45,6 +45,10 @@ type Input struct {
 	Capacity *int
 	// Precaching says how far pre-caching got while it has not ended ("" otherwise).
 	Precaching string
+	// Backup says how far the backup got while it has not ended ("" otherwise), and
+	// BackupDeadline when the backups time out.
+	Backup         string
+	BackupDeadline time.Time
 	// Progress is the progress recorded before this reconcile: the holds are for the
 	// clusters that have not started (Unstarted).
 	Progress rollout.Progress
@@ -65,7 +69,8 @@ type Input struct {
 // Build returns the gates of the rollout.
 func Build(in Input) rollout.Gates {
 	spec := in.Upgrade.Spec
-	g := rollout.Gates{Paused: spec.Paused, Busy: in.Busy, Capacity: in.Capacity, Precaching: in.Precaching}
+	g := rollout.Gates{Paused: spec.Paused, Busy: in.Busy, Capacity: in.Capacity, Precaching: in.Precaching, Backup: in.Backup,
+		BackupDeadline: in.BackupDeadline}
 	if in.Started { // only pauses of a running rollout move its deadlines
 		g.PausedFor = PausedFor(in.Upgrade.Status, in.Now)
 	}

@@ -49,6 +49,11 @@ type Gates struct {
 	// Precaching says, while pre-caching has not ended on every cluster, how far it got: the
 	// rollout does not start meanwhile. "" when there is nothing to wait for.
 	Precaching string
+	// Backup says, while the backup before the upgrade has not ended on every cluster, how
+	// far it got: the rollout does not start meanwhile (after pre-caching, as in TALM).
+	Backup string
+	// BackupDeadline is when the backups time out (the rollout looks again then).
+	BackupDeadline time.Time
 	// Verify is true when a cluster that completed its policies is verified after its
 	// upgrade (a health check, post-upgrade actions): it stays InProgress (reason Verifying)
 	// until its entry in Verifications is Done; healthy completes it, unhealthy fails it. At
@@ -167,6 +172,10 @@ func gate(f Facts, next int) (*Wait, time.Time) {
 	case next == 0 && g.Precaching != "":
 		return &Wait{Reason: ranv1alpha1.ReasonPrecachingInProgress, Batch: 1,
 			Message: "Waits for pre-caching to end before it starts: " + g.Precaching}, time.Time{}
+	case next == 0 && g.Backup != "":
+		// TALM's reason while the clusters are backed up.
+		return &Wait{Reason: ranv1alpha1.ReasonNotStarted, Batch: 1,
+			Message: "Waits for the backup of the clusters to end before it starts: " + g.Backup}, g.BackupDeadline
 	case g.Paused:
 		return &Wait{Reason: ranv1alpha1.ReasonPaused, Batch: n,
 			Message: fmt.Sprintf("Paused before batch %d: set spec.paused to false to resume", n)}, time.Time{}

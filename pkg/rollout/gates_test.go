@@ -260,3 +260,19 @@ func TestStartWaitsForPrecaching(t *testing.T) {
 	fl.f.Gates = Gates{}
 	fl.expect(fl.decide(time.Minute), ranv1alpha1.StateNotCompleted, 0, "Batch 1 of 2")
 }
+
+func TestStartWaitsForTheBackup(t *testing.T) {
+	fl := gatedFleet(t, twoBatches(), 1)
+	deadline := fl.f.Now.Add(20 * time.Minute)
+	fl.f.Gates = Gates{Precaching: "1 of 2 clusters done", Backup: "Backup in progress: 0 of 2 clusters done", BackupDeadline: deadline}
+	if d := fl.decide(0); d.Reason != ranv1alpha1.ReasonPrecachingInProgress {
+		t.Fatalf("got %s, want pre-caching first, as TALM", d.Reason)
+	}
+	fl.f.Gates.Precaching = ""
+	d := fl.decide(0)
+	if d.State != ranv1alpha1.StateNotStarted || d.Reason != ranv1alpha1.ReasonNotStarted || !strings.Contains(d.Message, "0 of 2") || !d.Wake.Equal(deadline) {
+		t.Fatalf("got %s/%s %q wake %s, want NotStarted waiting for the backup until %s", d.State, d.Reason, d.Message, d.Wake, deadline)
+	}
+	fl.f.Gates = Gates{}
+	fl.expect(fl.decide(time.Minute), ranv1alpha1.StateNotCompleted, 0, "Batch 1 of 2")
+}

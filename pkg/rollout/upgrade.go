@@ -62,8 +62,6 @@ type Facts struct {
 	Invalid *Problem
 	// Blocked is set while spec.blockingCRs keep the rollout from starting.
 	Blocked *Problem
-	// Backup is set while the backup before the upgrade keeps the rollout from starting.
-	Backup *Problem
 	// Plan is the remediation plan: computed from the spec before the rollout starts, frozen
 	// once it has.
 	Plan plan.Plan
@@ -139,9 +137,6 @@ func decideStart(f Facts) Decision {
 	}
 	if f.Blocked != nil {
 		return Decision{State: ranv1alpha1.StateCannotStart, Reason: f.Blocked.Reason, Message: f.Blocked.Message}
-	}
-	if f.Backup != nil {
-		return Decision{State: ranv1alpha1.StateCannotStart, Reason: ranv1alpha1.ReasonNotStarted, Message: f.Backup.Message}
 	}
 	if w, wake := gate(f, 0); w != nil && len(f.Plan.Batches) > 0 {
 		return Decision{State: ranv1alpha1.StateNotStarted, Reason: w.Reason, Message: w.Message, Waiting: w, Wake: wake}

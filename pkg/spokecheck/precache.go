@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -58,21 +57,10 @@ func PrecacheJob(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string, spec ranv
 
 // PrecacheObservation reads what the hub sees of a cluster's precache Job.
 func PrecacheObservation(ctx context.Context, runner spokejob.Runner, job spokejob.Job) (precache.Observation, error) {
-	st, err := runner.Read(ctx, job)
+	st, sum, err := summaryOf(ctx, runner, job, "precache", func(s *precache.Summary) string { return s.Run })
 	if err != nil {
-		return precache.Observation{}, fmt.Errorf("reading the precache Job of %s: %w", job.Cluster, err)
+		return precache.Observation{}, err
 	}
-	obs := precache.Observation{Requested: st.Requested, Running: st.Running, Failed: st.Failed,
-		DeadlineExceeded: st.FailedReason == "DeadlineExceeded"}
-	report := st.Report
-	if report == nil {
-		report = st.Progress
-	}
-	if report != nil {
-		var sum precache.Summary
-		if json.Unmarshal([]byte(report.Data[precache.SummaryKey]), &sum) == nil && sum.Run == job.Run {
-			obs.Summary = &sum
-		}
-	}
-	return obs, nil
+	return precache.Observation{Requested: st.Requested, Running: st.Running, Failed: st.Failed,
+		DeadlineExceeded: st.FailedReason == "DeadlineExceeded", Summary: sum}, nil
 }

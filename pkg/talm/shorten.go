@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/backup"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 )
 
@@ -36,6 +37,21 @@ func Precaching(order []string, states map[string]precache.State) (map[string]st
 		clusters = append(clusters, c)
 	}
 	return status, clusters
+}
+
+// BackupStates is TALM's status.backup.status: each planned cluster's backup state, as the
+// values of pkg/backup are TALM's.
+func BackupStates(order []string, states map[string]backup.State) map[string]string {
+	if len(order) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(order))
+	for _, c := range order {
+		if s, ok := states[c]; ok {
+			out[c] = string(s)
+		}
+	}
+	return out
 }
 
 // Size is the length of the status in JSON.

@@ -337,9 +337,6 @@ var _ = Describe("Malformed and hostile ClusterGroupUpgrades", func() {
   placementRef: {name: nothing}`)),
 		Entry("operatorUpgrades including a Subscription without a name", refused("spec.operatorUpgrades.include[0].name").withSpec(base+`
   operatorUpgrades: {include: [{name: ""}]}`)),
-		Entry("backup asked for", answered(ranv1alpha1.ConditionBackupSucceeded, metav1.ConditionFalse,
-			ranv1alpha1.ReasonBackupNotSupported, "does not start without it").withSpec(base+`
-  backup: true`)),
 	)
 })
 

@@ -78,6 +78,10 @@ type Env struct {
 	risk map[string]bool
 	// stalledPrecache are the clusters whose precache program hangs (StallPrecache).
 	stalledPrecache map[string]bool
+	// stalledBackup are the clusters whose backup program hangs (StallBackup); nodeFree
+	// is the free space of a cluster's recovery directory (SetNodeFreeSpace).
+	stalledBackup map[string]bool
+	nodeFree      map[string]uint64
 	// operators are the operator managers running on the hub (restart.go).
 	operators operators
 }
@@ -106,7 +110,8 @@ func startWith(ctx context.Context, log logr.Logger, configure func(*operator.Op
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Hub: hub, Clock: clocktesting.NewFakeClock(Epoch), risk: map[string]bool{}, stalledPrecache: map[string]bool{}}
+	e := &Env{Hub: hub, Clock: clocktesting.NewFakeClock(Epoch), risk: map[string]bool{}, stalledPrecache: map[string]bool{},
+		stalledBackup: map[string]bool{}, nodeFree: map[string]uint64{}}
 	if err := e.start(ctx, log, configure, configureSim); err != nil {
 		return nil, errors.Join(err, hub.Stop())
 	}

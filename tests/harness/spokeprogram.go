@@ -46,6 +46,8 @@ func (e *Env) runSpokeProgram(ctx context.Context, cluster string, job *batchv1.
 		return e.runHealth(ctx, cluster, containers[0].Args[1:])
 	case "pull":
 		return e.runPrecache(ctx, cluster, job, containers[0].Args[1:])
+	case "backup":
+		return e.runBackup(ctx, cluster, containers[0].Args[1:])
 	}
 	return sim.JobSucceeded("")
 }
@@ -194,8 +196,9 @@ func (e *Env) precacheSpec(cluster string, job *batchv1.Job) (ranv1alpha1.Precac
 	return spec, nil
 }
 
-// writeSummary writes a precache summary to its report ConfigMap on the spoke.
-func (e *Env) writeSummary(cluster, namespace, name string, s precache.Summary) error {
+// writeSummary writes a program's summary (precache pull, backup) to its report ConfigMap
+// on the spoke.
+func (e *Env) writeSummary(cluster, namespace, name string, s any) error {
 	data, err := json.Marshal(s)
 	if err != nil {
 		return err
