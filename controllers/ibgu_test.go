@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,9 +39,10 @@ func joinIBUFleet(ctx context.Context, label string, n int, failing map[int]stri
 	return names
 }
 
-func newIBGU(namespace, name, fleetLabel string, plan ...lcmv1alpha1.PlanItem) *lcmv1alpha1.ImageBasedGroupUpgrade {
+// newIBGU is an ImageBasedGroupUpgrade named to-4.18 of the clusters labelled fleet=fleetLabel.
+func newIBGU(namespace, fleetLabel string, plan ...lcmv1alpha1.PlanItem) *lcmv1alpha1.ImageBasedGroupUpgrade {
 	return &lcmv1alpha1.ImageBasedGroupUpgrade{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "to-4.18"},
 		Spec: lcmv1alpha1.ImageBasedGroupUpgradeSpec{
 			IBUSpec: lcmv1alpha1.ImageBasedUpgradeSpec{SeedImageRef: lcmv1alpha1.SeedImageRef{
 				Image: "quay.io/example/seed:4.18.1", Version: "4.18.1"}},
@@ -139,6 +141,18 @@ func idleAgain(obj *unstructured.Unstructured) bool {
 	return c["type"] == "Idle" && c["status"] == "True"
 }
 
+// setRollout changes an ImageBasedGroupUpgrade's spec.rollout.
+func setRollout(ctx context.Context, g *lcmv1alpha1.ImageBasedGroupUpgrade, change func(*lcmv1alpha1.StepRollout)) {
+	Eventually(func() error {
+		read := &lcmv1alpha1.ImageBasedGroupUpgrade{}
+		if err := hub.Client.Get(ctx, client.ObjectKeyFromObject(g), read); err != nil {
+			return err
+		}
+		change(read.Spec.Rollout)
+		return hub.Client.Update(ctx, read)
+	}).WithTimeout(settle).Should(Succeed())
+}
+
 // ibguEvents counts the events of an ImageBasedGroupUpgrade by reason.
 func ibguEvents(ctx context.Context, g *lcmv1alpha1.ImageBasedGroupUpgrade) func(Gomega) map[string]int {
 	return func(gm Gomega) map[string]int {
@@ -152,7 +166,7 @@ var _ = Describe("ImageBasedGroupUpgrade", func() {
 		withNamespace("openshift-adp", clusters...)
 		withNamespace("openshift-lifecycle-agent", clusters...)
 		const ns = "ibgu-ok"
-		g := newIBGU(ns, "to-4.18", "ibgu-ok", step(2, "Prep"), step(2, "Upgrade", "FinalizeUpgrade"))
+		g := newIBGU(ns, "ibgu-ok", step(2, "Prep"), step(2, "Upgrade", "FinalizeUpgrade"))
 		g.Spec.IBUSpec.OADPContent = []lcmv1alpha1.ConfigMapRef{{Namespace: "openshift-adp", Name: "oadp-backup"}}
 		g.Spec.IBUSpec.SeedImageRef.PullSecretRef = &lcmv1alpha1.PullSecretRef{Name: "seed-pull"}
 		createIBGU(ctx, g)
@@ -216,7 +230,7 @@ var _ = Describe("ImageBasedGroupUpgrade", func() {
 	It("aborts the clusters whose Prep failed, at once, and upgrades the others; a step that selects no cluster is skipped", func(ctx SpecContext) {
 		clusters := joinIBUFleet(ctx, "ibgu-abort", 3, map[int]string{1: "failed to pull the seed image"})
 		failed := clusters[1]
-		g := newIBGU("ibgu-abort", "to-4.18", "ibgu-abort",
+		g := newIBGU("ibgu-abort", "ibgu-abort",
 			step(3, "Prep"), step(3, "AbortOnFailure"), step(3, "Upgrade"), step(3, "AbortOnFailure"))
 		createIBGU(ctx, g)
 
@@ -247,5 +261,37 @@ var _ = Describe("ImageBasedGroupUpgrade", func() {
 			"nothing failed its upgrade")
 		Expect(meta.FindStatusCondition(st.Conditions, ibgu.ConditionProgressing).Message).To(ContainSubstring("step 3 selected no cluster"))
 		Eventually(ibguEvents(ctx, g)).WithTimeout(settle).Should(And(HaveKeyWithValue(controllers.EventPlanStepStarted, 3), HaveKeyWithValue(controllers.EventPlanStepSkipped, 1)))
+	})
+
+	It("runs each step with spec.rollout's options: a pause before and during a step, canaries first", func(ctx SpecContext) {
+		clusters := joinIBUFleet(ctx, "ibgu-opts", 3, nil)
+		g := newIBGU("ibgu-opts", "ibgu-opts", step(3, "Prep"), step(3, "Upgrade"))
+		budget := intstr.FromInt32(1)
+		g.Spec.Rollout = &lcmv1alpha1.StepRollout{Paused: true, Canaries: []string{clusters[2], "not-selected"}, MaxFailures: &budget}
+		createIBGU(ctx, g)
+
+		By("paused: no step starts")
+		Eventually(ibguStatus(ctx, g)).WithTimeout(settle).Should(HaveField("Conditions", ContainElement(And(
+			HaveField("Reason", ranv1alpha1.ReasonPaused), HaveField("Message", ContainSubstring("Paused before plan step 0"))))))
+		Consistently(ibguStatus(ctx, g)).WithTimeout(time.Second).Should(HaveField("Steps", BeEmpty()))
+
+		By("resumed: the step runs, the canary that it selects first")
+		setRollout(ctx, g, func(r *lcmv1alpha1.StepRollout) { r.Paused = false })
+		prep := &ranv1alpha1.ClusterGroupUpgrade{}
+		Eventually(func() error {
+			return hub.Client.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: "to-4.18-prep-0"}, prep)
+		}).WithTimeout(settle).Should(Succeed())
+		Expect(prep.Spec.RemediationStrategy.Canaries).To(Equal([]string{clusters[2]}))
+		Expect(prep.Spec.MaxFailures).To(Equal(&budget))
+		Eventually(fleet.Stored(ctx, prep)).WithTimeout(settle).Should(HaveField("Status.RemediationPlan", Equal([][]string{{clusters[2]}, {clusters[0], clusters[1]}})))
+
+		By("paused while the Upgrade step runs: the step's rollout is paused too")
+		Eventually(ibguStatus(ctx, g)).WithTimeout(2 * settle).Should(HaveField("Steps", HaveLen(2)))
+		setRollout(ctx, g, func(r *lcmv1alpha1.StepRollout) { r.Paused = true })
+		upgrade := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: g.Namespace, Name: "to-4.18-upgrade-1"}}
+		Eventually(fleet.Stored(ctx, upgrade)).WithTimeout(settle).Should(HaveField("Spec.Paused", BeTrue()))
+		setRollout(ctx, g, func(r *lcmv1alpha1.StepRollout) { r.Paused = false })
+		Eventually(ibguStatus(ctx, g)).WithTimeout(2 * settle).Should(progressing(ibgu.ReasonCompleted))
+		Expect(fleet.Stored(ctx, upgrade)(Default).Spec.Paused).To(BeFalse())
 	})
 })

@@ -84,6 +84,8 @@ type ImageBasedGroupUpgradeReconciler struct {
 type ibguScope struct {
 	ibgu     *lcmv1alpha1.ImageBasedGroupUpgrade
 	children map[int]*ibgu.Child
+	// steps are the steps' ClusterGroupUpgrades, by index.
+	steps map[int]*ranv1alpha1.ClusterGroupUpgrade
 	// clusterLabels are the labels of the clusters of the steps, as the cache holds them.
 	clusterLabels map[string]map[string]string
 }
@@ -140,7 +142,8 @@ func (r *ImageBasedGroupUpgradeReconciler) Reconcile(ctx context.Context, req ct
 // the clusters that did not complete (for what the spoke said) and the clusters' labels,
 // all from the cache.
 func (r *ImageBasedGroupUpgradeReconciler) gather(ctx context.Context, g *lcmv1alpha1.ImageBasedGroupUpgrade) (*ibguScope, error) {
-	s := &ibguScope{ibgu: g, children: map[int]*ibgu.Child{}, clusterLabels: map[string]map[string]string{}}
+	s := &ibguScope{ibgu: g, children: map[int]*ibgu.Child{}, steps: map[int]*ranv1alpha1.ClusterGroupUpgrade{},
+		clusterLabels: map[string]map[string]string{}}
 	for _, i := range ibgu.SkippedSteps(g.Status) {
 		s.children[i] = &ibgu.Child{Skipped: true, Ended: true}
 	}
@@ -171,7 +174,7 @@ func (r *ImageBasedGroupUpgradeReconciler) gather(ctx context.Context, g *lcmv1a
 		if err != nil {
 			return nil, err
 		}
-		s.children[i] = child
+		s.children[i], s.steps[i] = child, cgu
 	}
 	var clusters metav1.PartialObjectMetadataList
 	clusters.SetGroupVersionKind(clusteractions.ManagedClusterGVK)
@@ -237,7 +240,7 @@ func (r *ImageBasedGroupUpgradeReconciler) advance(ctx context.Context, s *ibguS
 	log := ctrl.LoggerFrom(ctx)
 	clusters := ibgu.Clusters(g, s.children)
 	st.Clusters, st.ClustersNotShown = ibgu.Bound(clusters, ibgu.MaxClustersBytes)
-	create, _, done := ibgu.Next(g.Spec.Plan, s.children)
+	create, running, done := ibgu.Next(g.Spec.Plan, s.children)
 	settled := isCompleted(g)
 	if !settled {
 		changed, err := r.label(ctx, clusters, s.clusterLabels)
@@ -260,6 +263,18 @@ func (r *ImageBasedGroupUpgradeReconciler) advance(ctx context.Context, s *ibguS
 		log.V(1).Info("Waiting for the ManifestWorks of the steps that ended to be deleted", "left", left)
 		r.setStatus(s, st)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if running >= 0 {
+		if err := r.pause(ctx, s.steps[running], paused(g)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if create >= 0 && paused(g) {
+		r.setStatus(s, st)
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ibgu.ConditionProgressing, Status: metav1.ConditionTrue,
+			Reason: ranv1alpha1.ReasonPaused, Message: fmt.Sprintf("Paused before plan step %d: set spec.rollout.paused to false to go on", create),
+			ObservedGeneration: g.Generation})
+		return ctrl.Result{}, nil
 	}
 	if create >= 0 {
 		waiting, err := r.startStep(ctx, s, create)
@@ -321,6 +336,24 @@ func (r *ImageBasedGroupUpgradeReconciler) clearEnded(ctx context.Context, s *ib
 		}
 	}
 	return left, nil
+}
+
+// paused reports whether spec.rollout pauses the plan.
+func paused(g *lcmv1alpha1.ImageBasedGroupUpgrade) bool {
+	return g.Spec.Rollout != nil && g.Spec.Rollout.Paused
+}
+
+// pause sets the running step's spec.paused as spec.rollout says, with a merge patch of
+// that field only (a user's own pause of the step is undone only when the IBGU's changes).
+func (r *ImageBasedGroupUpgradeReconciler) pause(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, paused bool) error {
+	if cgu == nil || cgu.Spec.Paused == paused {
+		return nil
+	}
+	patch := fmt.Sprintf(`{"spec":{"paused":%t}}`, paused)
+	if err := r.Client.Patch(ctx, cgu, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return fmt.Errorf("pausing the ClusterGroupUpgrade %s: %w", cgu.Name, err)
+	}
+	return nil
 }
 
 // isCompleted reports whether the status already says that every step of the current
@@ -406,7 +439,7 @@ func (r *ImageBasedGroupUpgradeReconciler) startStep(ctx context.Context, s *ibg
 	if !ready {
 		return "", nil // the templates' events bring the next pass, with them in the cache
 	}
-	cgu := ibgu.Step(g, i)
+	cgu := ibgu.Step(g, i, stepCanaries(g, selectors, s.clusterLabels))
 	if err := controllerutil.SetControllerReference(g, cgu, r.Scheme); err != nil {
 		return "", fmt.Errorf("owning the ClusterGroupUpgrade of step %d: %w", i, err)
 	}
@@ -421,6 +454,20 @@ func (r *ImageBasedGroupUpgradeReconciler) startStep(ctx context.Context, s *ibg
 		"Plan step %d (%s) started: ClusterGroupUpgrade %s", i, strings.Join(item.Actions, ", "), cgu.Name)
 	ctrl.LoggerFrom(ctx).Info("Plan step started", "step", i, "clustergroupupgrade", cgu.Name)
 	return "", nil
+}
+
+// stepCanaries are the canaries of spec.rollout that the step's selectors select.
+func stepCanaries(g *lcmv1alpha1.ImageBasedGroupUpgrade, selectors []ranv1alpha1.ClusterLabelSelector, clusters map[string]map[string]string) []string {
+	if g.Spec.Rollout == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range g.Spec.Rollout.Canaries {
+		if l, ok := clusters[c]; ok && selectsAny(selectors, map[string]map[string]string{c: l}) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // selectsAny reports whether a cluster matches one of the selectors.

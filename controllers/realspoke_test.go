@@ -73,7 +73,7 @@ var _ = Describe("An image-based group upgrade on a real spoke", func() {
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(spoke.Stop)
 
-		g := newIBGU("ibgu-real", "to-4.18", "real-ibu", step(1, "Prep"), step(1, "Upgrade", "FinalizeUpgrade"))
+		g := newIBGU("ibgu-real", "real-ibu", step(1, "Prep"), step(1, "Upgrade", "FinalizeUpgrade"))
 		createIBGU(ctx, g)
 		Eventually(ibguStatus(ctx, g)).WithTimeout(3 * settle).Should(progressing(ibgu.ReasonCompleted))
 		Expect(clusterActions(ibguStatus(ctx, g)(Default))).To(Equal(map[string]actions{

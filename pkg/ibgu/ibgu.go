@@ -170,9 +170,10 @@ func Label(action lcmv1alpha1.Action, outcome Outcome) string {
 }
 
 // Step is the ClusterGroupUpgrade of plan step i: the step's actions as ManifestWork
-// templates, in order, on the clusters the step is for, in batches of its rollout strategy.
+// templates, in order, on the clusters the step is for, in batches of its rollout strategy,
+// with the options of spec.rollout (canaries are those of them the step selects).
 // A step that upgrades keeps the hub from importing its clusters again until each completes.
-func Step(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, i int) *ranv1alpha1.ClusterGroupUpgrade {
+func Step(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, i int, canaries []string) *ranv1alpha1.ClusterGroupUpgrade {
 	item := ibgu.Spec.Plan[i]
 	templates := make([]string, len(item.Actions))
 	for j, a := range item.Actions {
@@ -189,6 +190,11 @@ func Step(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, i int) *ranv1alpha1.ClusterG
 			ManifestWorkTemplates: templates,
 			RemediationStrategy:   &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: item.RolloutStrategy.MaxConcurrency, Timeout: timeout},
 		},
+	}
+	if r := ibgu.Spec.Rollout; r != nil {
+		cgu.Spec.RemediationStrategy.Canaries = canaries
+		cgu.Spec.MaxFailures, cgu.Spec.BatchSoak, cgu.Spec.Paused = r.MaxFailures, r.BatchSoak, r.Paused
+		cgu.Spec.Approval, cgu.Spec.MaintenanceWindows = r.Approval.DeepCopy(), r.MaintenanceWindows.DeepCopy()
 	}
 	for _, a := range item.Actions {
 		if a == lcmv1alpha1.ActionUpgrade {

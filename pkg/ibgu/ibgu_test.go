@@ -6,12 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"open-cluster-management.io/ocm/pkg/work/spoke/conditions"
 
@@ -97,7 +99,7 @@ func TestSelectors(t *testing.T) {
 
 func TestStep(t *testing.T) {
 	ibgu := sample()
-	prep, upgrade := Step(ibgu, 0), Step(ibgu, 1)
+	prep, upgrade := Step(ibgu, 0, nil), Step(ibgu, 1, nil)
 	if prep.Name != "upgrade-4.17-prep-0" || prep.Labels[LabelIBGU] != "upgrade-4.17" || prep.Namespace != "ztp" {
 		t.Fatalf("prep step %s/%s labels %v", prep.Namespace, prep.Name, prep.Labels)
 	}
@@ -233,5 +235,24 @@ func TestFailedRule(t *testing.T) {
 		if degraded := got[0].Status == metav1.ConditionTrue; degraded != tc.degraded || (tc.degraded && got[0].Message != tc.message) {
 			t.Errorf("%s: Degraded %s %q, want degraded %v with %q", name, got[0].Status, got[0].Message, tc.degraded, tc.message)
 		}
+	}
+}
+
+func TestStepTakesTheRolloutOptions(t *testing.T) {
+	ibgu := sample()
+	if cgu := Step(ibgu, 0, nil); cgu.Spec.Paused || cgu.Spec.MaxFailures != nil || cgu.Spec.Approval != nil {
+		t.Fatalf("no options, none set: %+v", cgu.Spec)
+	}
+	budget := intstr.FromString("10%")
+	ibgu.Spec.Rollout = &lcmv1alpha1.StepRollout{Canaries: []string{"sno-9", "sno-1"}, MaxFailures: &budget, Paused: true,
+		BatchSoak: &metav1.Duration{Duration: 10 * time.Minute}, Approval: &ranv1alpha1.ApprovalGates{}}
+	cgu := Step(ibgu, 1, []string{"sno-1"})
+	if !cgu.Spec.Paused || cgu.Spec.MaxFailures.String() != "10%" || cgu.Spec.BatchSoak.Duration != 10*time.Minute || cgu.Spec.Approval == nil ||
+		!slices.Equal(cgu.Spec.RemediationStrategy.Canaries, []string{"sno-1"}) || cgu.Spec.RemediationStrategy.MaxConcurrency != 5 {
+		t.Fatalf("step %+v", cgu.Spec)
+	}
+	cgu.Spec.Approval.EveryBatch = true
+	if ibgu.Spec.Rollout.Approval.EveryBatch {
+		t.Fatal("the step shares the IBGU's approval")
 	}
 }

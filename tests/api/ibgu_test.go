@@ -104,5 +104,15 @@ var _ = Describe("ImageBasedGroupUpgrade validation", func() {
 			To(MatchError(ContainSubstring("ibuSpec is immutable")))
 		Expect(patch(`[{"op": "add", "path": "/spec/clusterLabelSelectors/-", "value": {"matchLabels": {"more": "true"}}}]`)).
 			To(MatchError(ContainSubstring("clusterLabelSelectors is immutable")))
+
+		By("letting spec.rollout change, an addition: a pause, canaries, a budget")
+		Expect(patch(`[{"op": "add", "path": "/spec/rollout", "value": {"paused": true, "canaries": ["sno-1"], "maxFailures": "10%", "batchSoak": "10m"}}]`)).To(Succeed())
+		Expect(patch(`[{"op": "replace", "path": "/spec/rollout/paused", "value": false}]`)).To(Succeed())
+		Expect(patch(`[{"op": "replace", "path": "/spec/rollout/maxFailures", "value": "ten"}]`)).
+			To(MatchError(ContainSubstring("spec.rollout.maxFailures must be a non-negative count or a percentage")))
+		Expect(patch(`[{"op": "replace", "path": "/spec/rollout/canaries", "value": [""]}]`)).
+			To(MatchError(ContainSubstring("spec.rollout.canaries must not contain an empty name")))
+		Expect(patch(`[{"op": "replace", "path": "/spec/rollout/batchSoak", "value": "a while"}]`)).
+			To(MatchError(ContainSubstring("spec.rollout.batchSoak must be a duration")))
 	})
 })

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
@@ -83,6 +84,47 @@ type ImageBasedGroupUpgradeSpec struct {
 	// +kubebuilder:validation:XValidation:rule="oldSelf.all(step, step in self)",message="plan is append only"
 	// +kubebuilder:validation:XValidation:rule="[[['Prep']], [['Prep'], ['Upgrade']], [['Prep', 'Upgrade']], [['Prep'], ['Upgrade'], ['FinalizeUpgrade']], [['Prep'], ['Upgrade', 'FinalizeUpgrade']], [['Prep', 'Upgrade'], ['FinalizeUpgrade']], [['Prep', 'Upgrade', 'FinalizeUpgrade']], [['Rollback']], [['Rollback'], ['FinalizeRollback']], [['Rollback', 'FinalizeRollback']], [['Upgrade']], [['Upgrade'], ['FinalizeUpgrade']], [['Upgrade', 'FinalizeUpgrade']], [['FinalizeUpgrade']], [['FinalizeRollback']], [['Abort']], [['AbortOnFailure']], [['Prep'], ['Abort']], [['Prep'], ['AbortOnFailure']], [['Prep'], ['AbortOnFailure'], ['Upgrade']], [['Prep'], ['AbortOnFailure'], ['Upgrade'], ['AbortOnFailure']], [['Prep'], ['Upgrade'], ['AbortOnFailure']], [['Prep', 'Upgrade'], ['AbortOnFailure']], [['Prep'], ['AbortOnFailure'], ['Upgrade'], ['AbortOnFailure'], ['FinalizeUpgrade']], [['Prep'], ['Upgrade'], ['AbortOnFailure'], ['FinalizeUpgrade']], [['Prep', 'Upgrade'], ['AbortOnFailure'], ['FinalizeUpgrade']]].exists(shape, shape == self.map(step, step.actions))",message="invalid combinations of actions in the plan"
 	Plan []PlanItem `json:"plan"`
+
+	// Rollout holds the rollout engine's options every step's ClusterGroupUpgrade takes:
+	// canaries, the failure budget, the batch soak, approvals, maintenance windows, and
+	// a pause of the step that runs. An addition to TALM's API.
+	// +optional
+	Rollout *StepRollout `json:"rollout,omitempty"`
+}
+
+// StepRollout are the options of the rollout engine each step takes, as a
+// ClusterGroupUpgrade's fields of the same names (docs/api.md).
+type StepRollout struct {
+	// Canaries are clusters that go first, one batch each, in every step that selects them
+	// (the others leave them out).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.all(n, n != '')",message="spec.rollout.canaries must not contain an empty name"
+	Canaries []string `json:"canaries,omitempty"`
+	// MaxFailures is each step's failure budget: a count or a percentage of its clusters.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 2147483647 : self.matches('^0*([0-9]{1,2}|100)%$')",message="spec.rollout.maxFailures must be a non-negative count or a percentage such as 10% (at most 2147483647, or 100%)"
+	MaxFailures *intstr.IntOrString `json:"maxFailures,omitempty"`
+	// BatchSoak is how long the clusters of a finished batch must stay done before the next
+	// batch starts.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|ms|s|m|h))+)$') && duration(self) >= duration('0s')",message="spec.rollout.batchSoak must be a duration such as 90m or 1h30m"
+	BatchSoak *metav1.Duration `json:"batchSoak,omitempty"`
+	// Approval makes the steps' batches wait for an approval (kubectl cgu approve STEP).
+	// +optional
+	Approval *ranv1alpha1.ApprovalGates `json:"approval,omitempty"`
+	// MaintenanceWindows say when the steps' batches may start.
+	// +optional
+	MaintenanceWindows *ranv1alpha1.MaintenanceWindows `json:"maintenanceWindows,omitempty"`
+	// Paused holds the step that runs: its clusters on an action go on, no new batch starts,
+	// and no next step starts, until it is false again.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
 }
 
 // PlanItem is one step of the plan.
