@@ -1,8 +1,10 @@
 package controllers_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -14,6 +16,14 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/backup/recovery"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 )
+
+// recordingHost records the node commands a restore runs.
+type recordingHost struct{ commands []string }
+
+func (h *recordingHost) Run(_ context.Context, name string, args ...string) error {
+	h.commands = append(h.commands, strings.Join(append([]string{name}, args...), " "))
+	return nil
+}
 
 var _ = Describe("Backup before the upgrade", func() {
 	It("backs every cluster up first, and leaves out of the plan a cluster whose backup failed", func(ctx SpecContext) {
@@ -47,6 +57,21 @@ var _ = Describe("Backup before the upgrade", func() {
 		}
 		_, err := os.Stat(filepath.Join(fleet.NodeRoot(noRoom), recovery.DefaultDir, recovery.ManifestFile))
 		Expect(err).To(HaveOccurred(), "nothing is written without room")
+
+		By("the restore procedure on that node, as an administrator runs it (the node's commands recorded)")
+		root := fleet.NodeRoot(clusters[0])
+		hostname := filepath.Join(root, "etc/hostname")
+		Expect(os.WriteFile(hostname, []byte("changed by the upgrade\n"), 0o600)).To(Succeed())
+		host := &recordingHost{}
+		opts := recovery.Options{Root: root, Dir: recovery.DefaultDir, Host: host}
+		first, err := recovery.Restore(ctx, opts, "", false)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(first.Next).To(ContainSubstring("reboot"))
+		Expect(os.ReadFile(hostname)).To(Equal([]byte(clusters[0] + "\n")))
+		second, err := recovery.Restore(ctx, opts, "", false)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(second.Done).To(Equal([]string{recovery.StepStarted, recovery.StepRestoreFiles, recovery.StepRestoreCluster}))
+		Expect(host.commands).To(ContainElement("/usr/local/bin/cluster-restore.sh /var/recovery/cluster"))
 	})
 
 	It("does not start when every backup failed", func(ctx SpecContext) {

@@ -294,4 +294,26 @@ var _ = Describe("ImageBasedGroupUpgrade", func() {
 		Eventually(ibguStatus(ctx, g)).WithTimeout(2 * settle).Should(progressing(ibgu.ReasonCompleted))
 		Expect(fleet.Stored(ctx, upgrade)(Default).Spec.Paused).To(BeFalse())
 	})
+
+	It("rolls back, with a second ImageBasedGroupUpgrade, the clusters the first one upgraded", func(ctx SpecContext) {
+		clusters := joinIBUFleet(ctx, "ibgu-back", 2, nil)
+		up := newIBGU("ibgu-back", "ibgu-back", step(2, "Prep", "Upgrade"))
+		createIBGU(ctx, up)
+		Eventually(ibguStatus(ctx, up)).WithTimeout(2 * settle).Should(progressing(ibgu.ReasonCompleted))
+		for _, c := range clusters {
+			Eventually(ibguLabels(ctx, c)).WithTimeout(settle).Should(ContainElement(ibgu.Label("Upgrade", ibgu.Completed)))
+		}
+
+		back := newIBGU("ibgu-back", "ibgu-back", step(2, "Rollback"), step(2, "FinalizeRollback"))
+		back.Name = "back-to-4.17"
+		createIBGU(ctx, back)
+		Eventually(ibguStatus(ctx, back)).WithTimeout(2 * settle).Should(progressing(ibgu.ReasonCompleted))
+		for _, c := range clusters {
+			Expect(clusterActions(ibguStatus(ctx, back)(Default))).To(HaveKeyWithValue(c, actions{Completed: []lcmv1alpha1.Action{"Rollback", "FinalizeRollback"}}))
+			ibu := upgradeOn(c)(Default)
+			Expect(stage(ibu)).To(Equal(sim.StageIdle))
+			Expect(idleAgain(ibu)).To(BeTrue())
+			Eventually(ibguLabels(ctx, c)).WithTimeout(settle).Should(BeEmpty(), "FinalizeRollback leaves %s clean", c)
+		}
+	})
 })
