@@ -82,7 +82,7 @@ func Restore(ctx context.Context, o Options, kubeconfig string, restart bool) (R
 		}
 		return RestoreResult{Done: done, Next: "reboot the node (systemctl reboot), then run the restore again to restore the cluster"}, nil
 	}
-	if err := restoreCluster(ctx, o, kubeconfig); err != nil {
+	if err := restoreCluster(ctx, o); err != nil {
 		return RestoreResult{Done: done}, fmt.Errorf("restoring the cluster: %w", err)
 	}
 	if err := addProgress(o, &done, StepRestoreCluster); err != nil {
@@ -91,11 +91,20 @@ func Restore(ctx context.Context, o Options, kubeconfig string, restart bool) (R
 	if err := os.Remove(o.dir(ProgressFile)); err != nil {
 		return RestoreResult{Done: done}, err
 	}
-	next := "the node runs the restored release; check the cluster operators (oc get clusteroperators)"
+	return RestoreResult{Done: done, Next: rollOut(ctx, o, kubeconfig)}, nil
+}
+
+// rollOut has the control plane roll its pods out again with oc and the kubeconfig, and says
+// what is left to do. The cluster is restored either way: a failure here (no oc on the node,
+// the API not up yet) leaves the commands to run by hand, not the restore to run again.
+func rollOut(ctx context.Context, o Options, kubeconfig string) string {
 	if kubeconfig == "" {
-		next = "roll the control-plane pods out again: " + strings.Join(redeployCommands(""), "; ")
+		return "roll the control-plane pods out again: " + strings.Join(redeployCommands(""), "; ")
 	}
-	return RestoreResult{Done: done, Next: next}, nil
+	if err := redeploy(ctx, o, kubeconfig); err != nil {
+		return fmt.Sprintf("roll the control-plane pods out again (%v): %s", err, strings.Join(redeployCommands(""), "; "))
+	}
+	return "the node runs the restored release; check the cluster operators (oc get clusteroperators)"
 }
 
 // checkBackup checks that the recovery directory holds a complete backup.
@@ -162,7 +171,7 @@ func restoreFiles(ctx context.Context, o Options) error {
 }
 
 // restoreCluster is the second call's work.
-func restoreCluster(ctx context.Context, o Options, kubeconfig string) error {
+func restoreCluster(ctx context.Context, o Options) error {
 	if err := syncTree(o.dir(PartKubelet), o.node("/var/lib/kubelet"), nil, o.KeepOwners); err != nil {
 		return fmt.Errorf("/var/lib/kubelet: %w", err)
 	}
@@ -177,9 +186,11 @@ func restoreCluster(ctx context.Context, o Options, kubeconfig string) error {
 			return err
 		}
 	}
-	if kubeconfig == "" {
-		return nil
-	}
+	return nil
+}
+
+// redeploy asks each operator of Redeployed to roll its pods out again, with oc.
+func redeploy(ctx context.Context, o Options, kubeconfig string) error {
 	for _, c := range redeployCommands(kubeconfig) {
 		args := strings.Fields(c)
 		if err := o.Host.Run(ctx, args[0], args[1:]...); err != nil {

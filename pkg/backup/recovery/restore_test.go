@@ -158,3 +158,22 @@ func TestRestoreRestarts(t *testing.T) {
 		t.Fatalf("restart: %+v %v, commands %v", r, err, n.commands)
 	}
 }
+
+func TestRestoreWithoutOc(t *testing.T) {
+	n := newFakeNode(t)
+	o := n.options(1 << 40)
+	if s := Backup(context.Background(), o, func(Summary) {}); s.Phase != PhaseSucceeded {
+		t.Fatal(s)
+	}
+	if _, err := Restore(context.Background(), o, "", false); err != nil {
+		t.Fatal(err)
+	}
+	n.failing = `oc --kubeconfig /k patch etcd cluster --type=merge -p {"spec":{"forceRedeploymentReason":"recovery"}}`
+	r, err := Restore(context.Background(), o, "/k", false)
+	if err != nil || len(r.Done) != 3 || !strings.Contains(r.Next, "roll the control-plane pods out again (") || !strings.Contains(r.Next, "oc patch kubescheduler") {
+		t.Fatalf("a restored cluster whose control plane could not be rolled out: %+v %v", r, err)
+	}
+	if n.exists(DefaultDir + "/" + ProgressFile) {
+		t.Error("the restore is done: no progress is left")
+	}
+}
