@@ -32,6 +32,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/ibgu"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 )
 
@@ -148,7 +149,7 @@ func (r *ImageBasedGroupUpgradeReconciler) gather(ctx context.Context, g *lcmv1a
 		s.children[i] = &ibgu.Child{Skipped: true, Ended: true}
 	}
 	var cgus ranv1alpha1.ClusterGroupUpgradeList
-	if err := r.Client.List(ctx, &cgus, client.InNamespace(g.Namespace), client.MatchingLabels{ibgu.LabelIBGU: g.Name}); err != nil {
+	if err := r.Client.List(ctx, &cgus, client.InNamespace(g.Namespace), client.MatchingLabels{ibgu.LabelIBGU: names.LabelValue(g.Name)}); err != nil {
 		return nil, fmt.Errorf("listing the ClusterGroupUpgrades of the plan: %w", err)
 	}
 	byName := map[string]*ranv1alpha1.ClusterGroupUpgrade{}
@@ -201,7 +202,7 @@ func (r *ImageBasedGroupUpgradeReconciler) child(ctx context.Context, cgu *ranv1
 		c.CompletedAt = cgu.Status.CompletedAt.Time
 	}
 	var records ranv1alpha1.ClusterGroupUpgradeBatchList
-	if err := r.Client.List(ctx, &records, client.InNamespace(cgu.Namespace), client.MatchingLabels{ranv1alpha1.LabelUpgradeName: cgu.Name}); err != nil {
+	if err := r.Client.List(ctx, &records, client.InNamespace(cgu.Namespace), client.MatchingLabels{ranv1alpha1.LabelUpgradeName: names.LabelValue(cgu.Name)}); err != nil {
 		return nil, fmt.Errorf("listing the batch records of %s: %w", cgu.Name, err)
 	}
 	for _, rec := range records.Items {

@@ -26,7 +26,7 @@ import (
 )
 
 // LabelIBGU on the ClusterGroupUpgrades and templates of an ImageBasedGroupUpgrade names it
-// (TALM's label).
+// (TALM's label), shortened with a hash when the name is longer than a label value may be.
 const LabelIBGU = "ibgu"
 
 // The lifecycle agent's ImageBasedUpgrade: one per cluster, cluster-scoped, named upgrade.
@@ -183,7 +183,7 @@ func Step(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, i int, canaries []string) *r
 	cgu := &ranv1alpha1.ClusterGroupUpgrade{
 		TypeMeta: metav1.TypeMeta{APIVersion: ranv1alpha1.GroupVersion.String(), Kind: "ClusterGroupUpgrade"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: ibgu.Namespace, Name: StepName(ibgu.Name, item.Actions, i),
-			Labels: map[string]string{LabelIBGU: ibgu.Name}},
+			Labels: map[string]string{LabelIBGU: names.LabelValue(ibgu.Name)}},
 		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
 			Enable:                ptr.To(true),
 			ClusterLabelSelectors: Selectors(ibgu.Spec.ClusterLabelSelectors, item.Actions[0]),
@@ -235,7 +235,7 @@ func Template(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, action lcmv1alpha1.Actio
 	return &workv1alpha1.ManifestWorkReplicaSet{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "ManifestWorkReplicaSet"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: ibgu.Namespace, Name: TemplateName(ibgu.Name, action),
-			Labels: map[string]string{LabelIBGU: ibgu.Name},
+			Labels: map[string]string{LabelIBGU: names.LabelValue(ibgu.Name)},
 			Annotations: map[string]string{manifestwork.AnnotationExpectedFeedback: string(expected),
 				// One ImageBasedUpgrade goes through the stages: each action's work gives
 				// way to the next one's.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"open-cluster-management.io/ocm/pkg/work/spoke/conditions"
 
@@ -254,5 +255,22 @@ func TestStepTakesTheRolloutOptions(t *testing.T) {
 	cgu.Spec.Approval.EveryBatch = true
 	if ibgu.Spec.Rollout.Approval.EveryBatch {
 		t.Fatal("the step shares the IBGU's approval")
+	}
+}
+
+// TestLongNames: an ImageBasedGroupUpgrade may be named with up to 229 characters; its steps,
+// templates and their labels must still be valid.
+func TestLongNames(t *testing.T) {
+	ibgu := sample()
+	ibgu.Name = strings.Repeat("n", 229)
+	for i := range ibgu.Spec.Plan {
+		cgu := Step(ibgu, i, nil)
+		if len(cgu.Name) > 253 || len(validation.IsValidLabelValue(cgu.Labels[LabelIBGU])) > 0 {
+			t.Errorf("step %d: name of %d characters, label %q", i, len(cgu.Name), cgu.Labels[LabelIBGU])
+		}
+	}
+	tpl, err := Template(ibgu, "FinalizeUpgrade", nil)
+	if err != nil || len(tpl.Name) > 253 || len(validation.IsValidLabelValue(tpl.Labels[LabelIBGU])) > 0 {
+		t.Errorf("template %q (%v), label %q", tpl.Name, err, tpl.Labels[LabelIBGU])
 	}
 }
