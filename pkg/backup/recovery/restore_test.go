@@ -143,7 +143,9 @@ func TestRestoreNeedsABackup(t *testing.T) {
 	}
 }
 
-func TestRestoreRestarts(t *testing.T) {
+// filesRestored backs a node up and runs the restore's first call.
+func filesRestored(t *testing.T) (*fakeNode, Options) {
+	t.Helper()
 	n := newFakeNode(t)
 	o := n.options(1 << 40)
 	if s := Backup(context.Background(), o, func(Summary) {}); s.Phase != PhaseSucceeded {
@@ -152,6 +154,11 @@ func TestRestoreRestarts(t *testing.T) {
 	if _, err := Restore(context.Background(), o, "", false); err != nil {
 		t.Fatal(err)
 	}
+	return n, o
+}
+
+func TestRestoreRestarts(t *testing.T) {
+	n, o := filesRestored(t)
 	n.commands = nil
 	r, err := Restore(context.Background(), o, "", true)
 	if err != nil || !slices.Equal(r.Done, []string{StepStarted, StepRestoreFiles}) || n.commands[0] != "systemctl stop kubelet" {
@@ -160,14 +167,7 @@ func TestRestoreRestarts(t *testing.T) {
 }
 
 func TestRestoreWithoutOc(t *testing.T) {
-	n := newFakeNode(t)
-	o := n.options(1 << 40)
-	if s := Backup(context.Background(), o, func(Summary) {}); s.Phase != PhaseSucceeded {
-		t.Fatal(s)
-	}
-	if _, err := Restore(context.Background(), o, "", false); err != nil {
-		t.Fatal(err)
-	}
+	n, o := filesRestored(t)
 	n.failing = `oc --kubeconfig /k patch etcd cluster --type=merge -p {"spec":{"forceRedeploymentReason":"recovery"}}`
 	r, err := Restore(context.Background(), o, "/k", false)
 	if err != nil || len(r.Done) != 3 || !strings.Contains(r.Next, "roll the control-plane pods out again (") || !strings.Contains(r.Next, "oc patch kubescheduler") {
