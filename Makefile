@@ -52,14 +52,15 @@ UPGRADE_DURATION ?= 8s
 STALL ?=
 TIMEOUT ?= 0
 KEEP ?= 0
+DASHBOARD_PORT ?= 3270
 KIND ?= cgu
 FAIL ?=
 
 .PHONY: demo
-demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1; KIND=ibgu with FAIL for an image-based group upgrade).
+demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1, DASHBOARD_PORT; KIND=ibgu with FAIL for an image-based group upgrade).
 	go build -o $(LOCALBIN)/cgu-demo ./cmd/cgu-demo
 	$(LOCALBIN)/cgu-demo --kind=$(KIND) --clusters=$(CLUSTERS) --max-concurrency=$(MAX_CONCURRENCY) \
-		--upgrade-duration=$(UPGRADE_DURATION) --stall=$(STALL) --fail=$(FAIL) --timeout=$(TIMEOUT) \
+		--upgrade-duration=$(UPGRADE_DURATION) --stall=$(STALL) --fail=$(FAIL) --timeout=$(TIMEOUT) --dashboard-port=$(DASHBOARD_PORT) \
 		$(if $(filter 1 true yes,$(KEEP)),--keep)
 
 ##@ Development
@@ -94,7 +95,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: test
-test: envtest-assets ## Run every test: unit tests and the Ginkgo suites on envtest, then every fuzz target briefly.
+test: envtest-assets chromium ## Run every test: unit tests and the Ginkgo suites on envtest, then every fuzz target briefly.
 	go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) fuzz-smoke
 
@@ -127,6 +128,20 @@ FLEET_TIMEOUT ?= 30m
 bench-fleet: envtest-assets ## Roll a simulated fleet out with the floor driver, then the operator, in Override mode, then in Copy mode (FLEET=1000x2/250, FLEET_UPGRADE=30s, FLEET_TIMEOUT=30m, FLEET_PROPAGATOR=1000/10/20, BENCH_PHASES=floor,operator).
 	BENCH_FLEET='$(FLEET)' BENCH_UPGRADE='$(FLEET_UPGRADE)' BENCH_TIMEOUT='$(FLEET_TIMEOUT)' BENCH_PROPAGATOR='$(FLEET_PROPAGATOR)' \
 		go test -count=1 -v -timeout 3h -run '^TestFleetRollout$$' ./tests/bench/
+
+# The dashboard's browser test drives Debian's chromium (pkg/dashboard). When it cannot be
+# installed, make goes on and that test fails saying so.
+.PHONY: chromium
+chromium: ## Install Debian's chromium for the dashboard's browser test, unless a chromium is on the PATH.
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "Installing Debian's chromium for the dashboard's browser test"; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null \
+		|| echo "chromium could not be installed: the dashboard's browser test (pkg/dashboard) will fail"; }
+
+.PHONY: dashboard-screenshots
+dashboard-screenshots: envtest-assets chromium ## Run the dashboard's browser test and keep its screenshots in docs/images (docs/dashboard.md shows them).
+	go test -count=1 -run '^TestDashboard$$' ./pkg/dashboard/ -args -screenshots $(CURDIR)/docs/images
 
 .PHONY: envtest-assets
 envtest-assets: $(KUBE_APISERVER) $(ETCD) ## Build envtest's kube-apiserver and etcd from Go modules into bin/k8s.

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +27,7 @@ import (
 
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/dashboard"
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
@@ -51,6 +54,11 @@ type demo struct {
 	term    *terminal
 	// preview is the plan shown before the start, until the batch records hold it.
 	preview []batchView
+	// dashboardURL is where the dashboard is served, if it is.
+	dashboardURL string
+	// stopDashboard stops the dashboard; dashboardDone is closed once it stopped.
+	stopDashboard context.CancelFunc
+	dashboardDone <-chan struct{}
 }
 
 func clusterName(i int) string { return fmt.Sprintf("sno-%02d", i) }
@@ -86,6 +94,7 @@ func startDemo(ctx context.Context, opts options, out *terminal) (*demo, error) 
 	if err := d.startOperator(); err != nil {
 		return d, err
 	}
+	d.startDashboard(ctx, out)
 	out.step("Applying %s", opts.samples)
 	if err := d.apply(ctx); err != nil {
 		return d, err
@@ -276,11 +285,56 @@ func (d *demo) keep(ctx context.Context, out *terminal) {
 		out.fail("writing the kubeconfig: %v", err)
 		return
 	}
-	out.keep(path, d.opts.kind, d.cgu)
+	out.keep(path, d.opts.kind, d.cgu, d.dashboardURL)
 	<-ctx.Done()
 }
 
+// startDashboard serves kubectl cgu's dashboard of the hub, as `kubectl cgu dashboard -A`
+// would, on the demo's port, or a free one when that one is taken. The demo goes on without
+// it if it cannot start.
+func (d *demo) startDashboard(ctx context.Context, out *terminal) {
+	if d.opts.dashboardPort < 0 {
+		return
+	}
+	opts := dashboard.Options{Config: d.hub.Config}
+	// The dashboard stops before the hub (stop), or the hub's API server would wait for its
+	// watches to end.
+	ctx, d.stopDashboard = context.WithCancel(ctx)
+	served := make(chan struct{})
+	d.dashboardDone = served
+	ports := []int{d.opts.dashboardPort}
+	if d.opts.dashboardPort != 0 {
+		ports = append(ports, 0)
+	}
+	for _, port := range ports {
+		ready, result := make(chan string, 1), make(chan error, 1)
+		go func() {
+			address := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			result <- dashboard.Serve(ctx, opts, address, func(url string) { ready <- url })
+		}()
+		select {
+		case url := <-ready:
+			d.dashboardURL = url
+			out.step("Dashboard: %s (live; KEEP=1 keeps it after the rollout)", url)
+			go func() {
+				defer close(served)
+				if err := <-result; err != nil {
+					out.note("The dashboard stopped: %v", err)
+				}
+			}()
+			return
+		case err := <-result:
+			out.note("The dashboard did not start on port %d: %v", port, err)
+		}
+	}
+	close(served)
+}
+
 func (d *demo) stop(out *terminal) {
+	if d.stopDashboard != nil {
+		d.stopDashboard()
+		<-d.dashboardDone
+	}
 	if d.graph != nil {
 		d.graph.Close()
 	}

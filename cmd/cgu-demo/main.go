@@ -15,6 +15,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/cgu-operator/cgu-operator/pkg/cli"
 )
 
 // options are the demo's knobs, each a flag and a make variable.
@@ -32,6 +34,9 @@ type options struct {
 	kind string
 	// fail is a cluster whose Prep fails (ibgu).
 	fail string
+	// dashboardPort is where kubectl cgu's dashboard of the demo is served: 0 picks a free
+	// port, a negative one serves none.
+	dashboardPort int
 }
 
 // The demo's kinds, and their manifests.
@@ -55,6 +60,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.kind, "kind", kindCGU, "What to roll out: cgu (a ClusterGroupUpgrade of an upgrade policy) or ibgu (an image-based group upgrade).")
 	fs.StringVar(&o.fail, "fail", "", "With --kind=ibgu, a cluster whose Prep fails (for example sno-05), to show AbortOnFailure.")
 	fs.BoolVar(&o.plain, "plain", false, "Print plain lines even on a terminal.")
+	fs.IntVar(&o.dashboardPort, "dashboard-port", cli.DefaultDashboardPort,
+		"Serve kubectl cgu's dashboard of the demo on this port of 127.0.0.1 (0 picks a free one, -1 serves none).")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -67,6 +74,8 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("--upgrade-duration must not be negative, got %s", o.upgradeDuration)
 	case o.timeout < 0:
 		return o, fmt.Errorf("--timeout must not be negative, got %d", o.timeout)
+	case o.dashboardPort > 65535:
+		return o, fmt.Errorf("--dashboard-port must be at most 65535, got %d", o.dashboardPort)
 	}
 	if o.stall != "" && !isFleetCluster(o.stall, o.clusters) {
 		return o, fmt.Errorf("--stall %q is not one of sno-01 to %s", o.stall, clusterName(o.clusters))

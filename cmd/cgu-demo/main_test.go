@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
 
 // The demo end to end, as `make demo` runs it, on a small fleet: it completes and exits 0,
@@ -20,6 +23,7 @@ func TestDemo(t *testing.T) {
 			opts: options{clusters: 5, maxConcurrency: 2, upgradeDuration: time.Second, samples: "../../samples/demo", plain: true},
 			code: 0,
 			contains: []string{
+				"==> Dashboard: http://127.0.0.1:",
 				"The plan of demo/demo-upgrade, visible while spec.enable is false: 5 clusters in 4 batches (2 canary)",
 				"Batch 1/4 canary     sno-01", "Batch 3/4            sno-03 sno-04",
 				"Batch 4/4 ended: 1 of 1 clusters completed",
@@ -109,6 +113,48 @@ func TestClock(t *testing.T) {
 	} {
 		if got := clock(d); got != want {
 			t.Errorf("clock(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// One frame can see the last clusters complete, their batch end and the rollout complete:
+// the lines come in that order, as they happened.
+func TestPrintChangesInTheOrderTheyHappened(t *testing.T) {
+	var out bytes.Buffer
+	term := newTerminal(&out, &out, true)
+	start := time.Now()
+	batch := func(index int, finished bool, states ...ranv1alpha1.ClusterState) batchView {
+		b := batchView{index: index}
+		if len(states) > 0 {
+			b.started, b.deadline = start, start.Add(time.Minute)
+		}
+		if finished {
+			b.finished = start.Add(time.Second)
+		}
+		for i, st := range states {
+			b.clusters = append(b.clusters, clusterView{name: fmt.Sprintf("sno-%d%d", index, i), state: st, policy: "upgrade"})
+		}
+		return b
+	}
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{Status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted, Message: "Rolling out"}}
+	term.printChanges(snapshot{cgu: cgu, batches: []batchView{batch(1, false, ranv1alpha1.ClusterInProgress), batch(2, false)}}, 0) // batch 2 has not started
+	cgu = cgu.DeepCopy()
+	cgu.Status.State, cgu.Status.Message = ranv1alpha1.StateCompleted, "All clusters are compliant"
+	out.Reset()
+	term.printChanges(snapshot{cgu: cgu, batches: []batchView{
+		batch(1, true, ranv1alpha1.ClusterCompleted), batch(2, true, ranv1alpha1.ClusterCompleted, ranv1alpha1.ClusterCompleted),
+	}}, 5*time.Second)
+	want := []string{
+		"sno-10 Completed", "Batch 1/2 ended", "Batch 2/2 started", "sno-20 Completed", "sno-21 Completed", "Batch 2/2 ended",
+		"Completed: All clusters are compliant",
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("printed %d lines, want %d:\n%s", len(lines), len(want), out.String())
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("line %d is %q, want it to contain %q; all:\n%s", i+1, lines[i], w, out.String())
 		}
 	}
 }

@@ -192,17 +192,22 @@ func (t *terminal) overallText() string {
 }
 
 // printChanges prints a line for each batch and cluster whose state changed, and for the
-// rollout's state.
+// rollout's state, in the order the changes happen even when one frame sees several: the
+// rollout starts, then each batch in plan order starts, its clusters move, it ends; the
+// rollout's end comes last.
 func (t *terminal) printChanges(s snapshot, elapsed time.Duration) {
 	stamp := fmt.Sprintf("[%6s]", clock(elapsed))
-	t.printOnce("cgu", string(s.cgu.Status.State), "%s %s: %s", stamp, s.cgu.Status.State, s.cgu.Status.Message)
+	state := s.cgu.Status.State
+	printState := func() {
+		t.printOnce("cgu", string(state), "%s %s: %s", stamp, state, s.cgu.Status.Message)
+	}
+	ends := state == ranv1alpha1.StateCompleted || state == ranv1alpha1.StateTimedOut
+	if !ends {
+		printState()
+	}
 	for _, b := range s.batches {
 		key := fmt.Sprintf("batch-%d", b.index)
-		switch {
-		case !b.finished.IsZero():
-			t.printOnce(key, "ended", "%s %s ended: %d of %d clusters completed", stamp, b.label(len(s.batches)),
-				b.count(ranv1alpha1.ClusterCompleted), len(b.clusters))
-		case !b.started.IsZero():
+		if !b.started.IsZero() && t.printed[key] == "" {
 			t.printOnce(key, "started", "%s %s started, times out in %s", stamp, b.label(len(s.batches)), clock(time.Until(b.deadline)))
 		}
 		for _, c := range b.clusters {
@@ -210,6 +215,13 @@ func (t *terminal) printChanges(s snapshot, elapsed time.Duration) {
 				t.printOnce("cluster-"+c.name, string(c.state), "%s   %s %s %s", stamp, c.name, c.state, c.policy)
 			}
 		}
+		if !b.finished.IsZero() {
+			t.printOnce(key, "ended", "%s %s ended: %d of %d clusters completed", stamp, b.label(len(s.batches)),
+				b.count(ranv1alpha1.ClusterCompleted), len(b.clusters))
+		}
+	}
+	if ends {
+		printState()
 	}
 }
 
@@ -280,8 +292,12 @@ func (t *terminal) talmView(cgu *ranv1alpha1.ClusterGroupUpgrade) {
 	}
 }
 
-func (t *terminal) keep(path, kind string, key client.ObjectKey) {
-	t.step("The hub keeps running until Ctrl-C. In another terminal:")
+func (t *terminal) keep(path, kind string, key client.ObjectKey, dashboardURL string) {
+	if dashboardURL != "" {
+		t.step("The hub and the dashboard at %s keep running until Ctrl-C. In another terminal:", dashboardURL)
+	} else {
+		t.step("The hub keeps running until Ctrl-C. In another terminal:")
+	}
 	fmt.Fprintf(t.w, "    export KUBECONFIG=%s\n", path)
 	if kind == kindIBGU {
 		fmt.Fprintln(t.w, "    kubectl get ibgu,cgu -n "+key.Namespace)

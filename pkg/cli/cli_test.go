@@ -57,9 +57,9 @@ var _ = Describe("kubectl cgu", func() {
 		matchGolden("status-not-started", succeeds(ctx, "status", "upgrade", "-n", "cgu-cli"))
 		matchGolden("plan-preview", succeeds(ctx, "plan", "upgrade", "-n", "cgu-cli"))
 
-		By("enabling it with " + clusters[2] + " stalled: batch 3 waits on it")
+		By("enabling it with the plugin, with " + clusters[2] + " stalled: batch 3 waits on it")
 		simulator.SetBehaviour(clusters[2], sim.Behaviour{Stall: true})
-		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Enable = ptr.To(true) })
+		Expect(succeeds(ctx, "enable", "upgrade", "-n", "cgu-cli")).To(Equal("Enabled cgu-cli/upgrade\n"))
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(3 * settle).Should(And(
 			batchShows(3, clusters[3], ranv1alpha1.ClusterCompleted),
 			batchShows(3, clusters[2], ranv1alpha1.ClusterInProgress),

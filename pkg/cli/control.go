@@ -2,14 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/spf13/cobra"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/control"
 )
 
 // newPauseCommand and newResumeCommand set spec.paused, as `kubectl patch` would.
@@ -40,10 +39,8 @@ func (e *env) setPaused(ctx context.Context, name string, paused bool) error {
 	if err != nil {
 		return err
 	}
-	patch := client.MergeFrom(cgu.DeepCopy())
-	cgu.Spec.Paused = paused
-	if err := c.Patch(ctx, cgu, patch); err != nil {
-		return fmt.Errorf("patching %s/%s: %w", cgu.Namespace, cgu.Name, err)
+	if err := control.SetPaused(ctx, c, client.ObjectKeyFromObject(cgu), paused); err != nil {
+		return err
 	}
 	what := "Resumed"
 	if paused {
@@ -51,6 +48,29 @@ func (e *env) setPaused(ctx context.Context, name string, paused bool) error {
 	}
 	fmt.Fprintf(e.IOStreams.Out, "%s %s/%s\n", what, cgu.Namespace, cgu.Name)
 	return nil
+}
+
+func newEnableCommand(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "enable NAME",
+		Short: "Start a rollout: set spec.enable to true",
+		Long: `Start a rollout by setting spec.enable to true, as "kubectl patch" would. The rollout starts
+once it is valid, unblocked and inside its maintenance windows; "kubectl cgu status" says what
+it waits for.`,
+		Example: `  kubectl cgu enable upgrade -n ztp-upgrades`,
+		Args:    exactlyOneName,
+		RunE: runE(func(ctx context.Context, args []string) error {
+			c, cgu, err := e.upgrade(ctx, outputTable, args[0])
+			if err != nil {
+				return err
+			}
+			if err := control.Enable(ctx, c, client.ObjectKeyFromObject(cgu)); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.IOStreams.Out, "Enabled %s/%s\n", cgu.Namespace, cgu.Name)
+			return nil
+		}),
+	}
 }
 
 type approveOptions struct {
@@ -83,30 +103,16 @@ func (o *approveOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	batch := o.batch
-	if batch == 0 {
-		w := cgu.Status.Waiting
-		if w == nil || (w.Reason != ranv1alpha1.ReasonWaitingForApproval && w.Reason != ranv1alpha1.ReasonManagedPolicyChanged) {
-			return usageError("%s/%s does not wait for an approval; name a batch with --batch to approve ahead", cgu.Namespace, cgu.Name)
-		}
-		batch = w.Batch
+	if o.batch < 0 {
+		return usageError("--batch must be at least 1, got %d", o.batch)
 	}
-	if batch < 1 {
-		return usageError("--batch must be at least 1, got %d", batch)
+	a, err := control.Approve(ctx, c, client.ObjectKeyFromObject(cgu), o.batch)
+	if errors.Is(err, control.ErrNotWaitingForApproval) {
+		return usageError("%s/%s does not wait for an approval; name a batch with --batch to approve ahead", cgu.Namespace, cgu.Name)
 	}
-	review := &authenticationv1.SelfSubjectReview{}
-	if err := c.Create(ctx, review); err != nil {
-		return fmt.Errorf("asking the API server who you are: %w", err)
+	if err != nil {
+		return err
 	}
-	patch := client.MergeFrom(cgu.DeepCopy())
-	if cgu.Annotations == nil {
-		cgu.Annotations = map[string]string{}
-	}
-	cgu.Annotations[ranv1alpha1.AnnotationApproveBatch] = strconv.Itoa(batch)
-	cgu.Annotations[ranv1alpha1.AnnotationApprovedBy] = review.Status.UserInfo.Username
-	if err := c.Patch(ctx, cgu, patch); err != nil {
-		return fmt.Errorf("patching %s/%s: %w", cgu.Namespace, cgu.Name, err)
-	}
-	fmt.Fprintf(o.IOStreams.Out, "Approved batch %d of %s/%s as %s\n", batch, cgu.Namespace, cgu.Name, review.Status.UserInfo.Username)
+	fmt.Fprintf(o.IOStreams.Out, "Approved batch %d of %s/%s as %s\n", a.Batch, cgu.Namespace, cgu.Name, a.By)
 	return nil
 }

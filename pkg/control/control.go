@@ -1,0 +1,101 @@
+// Package control changes a ClusterGroupUpgrade the way a person steering a rollout does:
+// enable it, pause or resume it, approve a batch. kubectl cgu's commands and its dashboard
+// both go through these functions, so that a button and a command write the same patch and
+// are refused by the API server in the same way when RBAC says no.
+//
+// Each function reads the ClusterGroupUpgrade, patches only the field or annotations it
+// owns (a JSON merge patch, so a concurrent change of another field is kept) and returns
+// the API server's error unchanged, wrapped with what was being done: callers can test it
+// with apierrors.IsForbidden or IsNotFound.
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+// ErrNotWaitingForApproval is returned by Approve when no batch is named and the rollout
+// does not wait for an approval.
+var ErrNotWaitingForApproval = errors.New("does not wait for an approval")
+
+// SetPaused sets spec.paused of the ClusterGroupUpgrade key.
+func SetPaused(ctx context.Context, c client.Client, key client.ObjectKey, paused bool) error {
+	return patch(ctx, c, key, func(cgu *ranv1alpha1.ClusterGroupUpgrade) error {
+		cgu.Spec.Paused = paused
+		return nil
+	})
+}
+
+// Enable sets spec.enable of the ClusterGroupUpgrade key to true.
+func Enable(ctx context.Context, c client.Client, key client.ObjectKey) error {
+	return patch(ctx, c, key, func(cgu *ranv1alpha1.ClusterGroupUpgrade) error {
+		cgu.Spec.Enable = ptr.To(true)
+		return nil
+	})
+}
+
+// Approval is what Approve wrote.
+type Approval struct {
+	// Batch is the 1-based batch approved.
+	Batch int
+	// By is the user the API server says the caller is.
+	By string
+}
+
+// Approve approves batch (1-based) of the ClusterGroupUpgrade key, or, when batch is 0,
+// the batch it waits on for an approval (ErrNotWaitingForApproval when it waits on none).
+// The approval names the caller as the API server knows them (a SelfSubjectReview); the
+// operator records it in status.approvals.
+func Approve(ctx context.Context, c client.Client, key client.ObjectKey, batch int) (Approval, error) {
+	var a Approval
+	err := patch(ctx, c, key, func(cgu *ranv1alpha1.ClusterGroupUpgrade) error {
+		a.Batch = batch
+		if a.Batch == 0 {
+			w := cgu.Status.Waiting
+			if w == nil || (w.Reason != ranv1alpha1.ReasonWaitingForApproval && w.Reason != ranv1alpha1.ReasonManagedPolicyChanged) {
+				return ErrNotWaitingForApproval
+			}
+			a.Batch = w.Batch
+		}
+		if a.Batch < 1 {
+			return fmt.Errorf("the batch to approve must be at least 1, got %d", a.Batch)
+		}
+		review := &authenticationv1.SelfSubjectReview{}
+		if err := c.Create(ctx, review); err != nil {
+			return fmt.Errorf("asking the API server who you are: %w", err)
+		}
+		a.By = review.Status.UserInfo.Username
+		if cgu.Annotations == nil {
+			cgu.Annotations = map[string]string{}
+		}
+		cgu.Annotations[ranv1alpha1.AnnotationApproveBatch] = strconv.Itoa(a.Batch)
+		cgu.Annotations[ranv1alpha1.AnnotationApprovedBy] = a.By
+		return nil
+	})
+	return a, err
+}
+
+// patch reads the ClusterGroupUpgrade key, lets change modify it and writes the difference
+// as a merge patch. An error of change is returned as it is, with nothing written.
+func patch(ctx context.Context, c client.Client, key client.ObjectKey, change func(*ranv1alpha1.ClusterGroupUpgrade) error) error {
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{}
+	if err := c.Get(ctx, key, cgu); err != nil {
+		return fmt.Errorf("reading ClusterGroupUpgrade %s: %w", key, err)
+	}
+	before := client.MergeFrom(cgu.DeepCopy())
+	if err := change(cgu); err != nil {
+		return err
+	}
+	if err := c.Patch(ctx, cgu, before); err != nil {
+		return fmt.Errorf("patching ClusterGroupUpgrade %s: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+package dashboard_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/cli"
+	"github.com/cgu-operator/cgu-operator/tests/harness"
+	"github.com/cgu-operator/cgu-operator/tests/harness/suite"
+	"github.com/cgu-operator/cgu-operator/tests/sim"
+)
+
+// The dashboard suite serves `kubectl cgu dashboard` from the plugin's own command on the
+// hub test world (a real kube-apiserver and etcd, the real propagator, simulated spokes and
+// the operator on a fake clock) and drives the page in headless Chromium.
+
+var screenshots = flag.String("screenshots", "", "Write the page's screenshots to this directory (docs/images keeps those docs/dashboard.md shows)")
+
+// settle bounds how long the hub takes to carry a change through the operator, the
+// propagator, the simulated spokes and the page.
+const settle = 60 * time.Second
+
+func TestDashboard(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Dashboard suite")
+}
+
+var (
+	fleet      *harness.Env
+	simulator  *sim.Simulator
+	clock      *clocktesting.FakeClock
+	kubeconfig string
+	chromium   string
+)
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	var err error
+	chromium, err = findChromium()
+	Expect(err).NotTo(HaveOccurred())
+	fleet = suite.Start(ctx)
+	simulator, clock = fleet.Sim, fleet.Clock
+	kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	Expect(fleet.Hub.WriteKubeconfig(kubeconfig)).To(Succeed())
+})
+
+// findChromium returns the browser the test drives: $CHROMIUM, else Debian's chromium.
+// Without one the suite fails: it never skips.
+func findChromium() (string, error) {
+	if path := os.Getenv("CHROMIUM"); path != "" {
+		return path, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path, nil
+		}
+	}
+	return "", errors.New("chromium is not installed: `make chromium` installs Debian's chromium package " +
+		"(apt-get install chromium), or set CHROMIUM to a Chromium or Chrome binary")
+}
+
+// serveDashboard runs `kubectl cgu dashboard -A --port 0` with extra arguments until the
+// spec ends, and returns the page's URL as the command printed it.
+func serveDashboard(ctx context.Context, args ...string) string {
+	ctx, cancel := context.WithCancel(ctx)
+	r, w := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		defer GinkgoRecover()
+		o := cli.Options{
+			IOStreams: genericiooptions.IOStreams{In: strings.NewReader(""), Out: w, ErrOut: GinkgoWriter},
+			Now:       clock.Now, Getenv: func(string) string { return "" },
+		}
+		done <- cli.Run(ctx, o, append([]string{"--kubeconfig", kubeconfig, "dashboard", "-A", "--port", "0"}, args...))
+		_ = w.Close()
+	}()
+	DeferCleanup(func() {
+		cancel()
+		Eventually(done).WithTimeout(10 * time.Second).Should(Receive(Equal(cli.ExitOK)))
+	})
+	line, err := bufio.NewReader(r).ReadString('\n')
+	Expect(err).NotTo(HaveOccurred())
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	m := regexp.MustCompile(`^Dashboard of every namespace at (http://127\.0\.0\.1:\d+/) \(Ctrl-C stops it\)\n$`).FindStringSubmatch(line)
+	Expect(m).NotTo(BeNil(), "the command printed %q", line)
+	return m[1]
+}
+
+// browser starts headless Chromium for the spec, with the flags a closed network needs.
+func browser(ctx context.Context) context.Context {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+		chromedp.WindowSize(1400, 1000))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.WithoutCancel(ctx), opts...)
+	tab, cancelTab := chromedp.NewContext(alloc)
+	DeferCleanup(func() {
+		cancelTab()
+		cancelAlloc()
+	})
+	Expect(chromedp.Do(tab)).To(Succeed(), "starting %s", chromium)
+	return tab
+}
+
+// within runs steps on the page, waiting at most settle.
+func within(tab context.Context, steps ...chromedp.Action[chromedp.Void]) error {
+	ctx, cancel := context.WithTimeout(tab, settle)
+	defer cancel()
+	return chromedp.Do(ctx, steps...)
+}
+
+// text is the text of the first element matching css, once it exists.
+func text(tab context.Context, css string) (string, error) {
+	ctx, cancel := context.WithTimeout(tab, settle)
+	defer cancel()
+	return chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
+}
+
+// eval runs a JavaScript expression on the page and returns whether it is true.
+func eval(tab context.Context, js string) bool {
+	ctx, cancel := context.WithTimeout(tab, settle)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`Boolean(`+js+`)`))
+	Expect(err).NotTo(HaveOccurred(), "evaluating %s", js)
+	return v
+}
+
+// confirm clicks the action's button, then the confirmation dialog's, and returns what the
+// page then says (the toast).
+func confirm(tab context.Context, action string) string {
+	eval(tab, `document.getElementById("toast").hidden = true`)
+	Expect(within(tab,
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`button[data-action=%q]`, action)), chromedp.NodeVisible),
+		chromedp.Click(chromedp.CSS(`#confirm-ok`), chromedp.NodeVisible),
+		chromedp.WaitVisible(chromedp.CSS(`#toast`)),
+	)).To(Succeed(), "clicking %s and confirming", action)
+	said, err := text(tab, "#toast")
+	Expect(err).NotTo(HaveOccurred())
+	return said
+}
+
+// screenshot saves the whole page as <name>.png in the -screenshots directory, or in the
+// spec's temporary directory.
+func screenshot(tab context.Context, name string) {
+	dir := *screenshots
+	if dir == "" {
+		dir = GinkgoT().TempDir()
+	}
+	ctx, cancel := context.WithTimeout(tab, settle)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(png).NotTo(BeEmpty())
+	// The screenshots in docs/images are for everyone to read.
+	Expect(os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)).To(Succeed())
+}
+
+// grantViewer lets the user viewer read what the dashboard shows, and nothing more.
+func grantViewer(ctx context.Context) {
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "dashboard-viewer"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{ranv1alpha1.GroupVersion.Group}, Resources: []string{"clustergroupupgrades", "clustergroupupgradebatches"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"lcm.openshift.io"}, Resources: []string{"imagebasedgroupupgrades"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}},
+		},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "dashboard-viewer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "viewer"}},
+	}
+	Expect(fleet.Hub.Client.Create(ctx, role)).To(Succeed())
+	Expect(fleet.Hub.Client.Create(ctx, binding)).To(Succeed())
+}
+
+var _ = Describe("kubectl cgu dashboard", func() {
+	It("shows a rollout live, and enables, approves, pauses and resumes it as RBAC allows", func(ctx SpecContext) {
+		By("five clusters, an inform upgrade policy and a CGU with a canary and an approval after it, not enabled")
+		clusters := fleet.MustJoinFleet(ctx, "web", 5)
+		p := fleet.MustPlaceUpgradePolicy(ctx, "web", 5, settle)
+		cgu := &ranv1alpha1.ClusterGroupUpgrade{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "cgu-web", Name: "upgrade"},
+			Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+				ClusterLabelSelectors: []ranv1alpha1.ClusterLabelSelector{{MatchLabels: map[string]string{"fleet": "web"}}},
+				ManagedPolicies:       []string{p.Name},
+				Enable:                ptr.To(false),
+				RemediationStrategy:   &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 2, Timeout: 240, Canaries: []string{clusters[0]}},
+				Approval:              &ranv1alpha1.ApprovalGates{AfterCanaries: true},
+			},
+		}
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Plan.Batches", 3))
+
+		admin := serveDashboard(ctx)
+		tab := browser(ctx)
+
+		By("the page lists the CGU")
+		Expect(within(tab, chromedp.Navigate(admin), chromedp.WaitVisible(chromedp.CSS(`tr[data-name="upgrade"]`)))).To(Succeed())
+		Expect(text(tab, `tr[data-name="upgrade"]`)).To(And(ContainSubstring("cgu-web"), ContainSubstring("NotStarted")))
+		Expect(text(tab, `#live`)).To(Equal("live"))
+
+		By("enabling it from its page; the canary takes nine minutes")
+		simulator.SetBehaviour(clusters[0], sim.Behaviour{Stall: true})
+		Expect(within(tab, chromedp.Click(chromedp.CSS(`tr[data-name="upgrade"]`)))).To(Succeed())
+		Expect(confirm(tab, "enable")).To(Equal("Enabled cgu-web/upgrade"))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.State", ranv1alpha1.StateNotCompleted))
+		Expect(within(tab, chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-index="1"][data-state="running"]`)))).To(Succeed())
+		clock.Step(9 * time.Minute)
+		simulator.SetBehaviour(clusters[0], sim.Behaviour{})
+
+		By("the timeline shows the canary ended and batch 2 waiting for an approval")
+		// The page must not reload from here on: a reload would lose this mark.
+		eval(tab, `window.sameDocument = true`)
+		Expect(within(tab,
+			chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-index="1"][data-state="ended"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-index="2"][data-state="waiting"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-index="3"][data-state="planned"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`button[data-action="approve"]`)),
+		)).To(Succeed())
+		Expect(text(tab, `tr[data-name="upgrade"]`)).To(ContainSubstring("approval"))
+		Expect(text(tab, `.eta`)).To(Equal("About 18m left: 2 batches at the median 9m of the 1 that ended."))
+		screenshot(tab, "dashboard-approval")
+
+		By("a second dashboard as a user who may only read: its approval is refused with the API server's answer")
+		grantViewer(ctx)
+		viewer := serveDashboard(ctx, "--as", "viewer")
+		readOnly := browser(ctx)
+		Expect(within(readOnly, chromedp.Navigate(viewer+"#/ClusterGroupUpgrade/cgu-web/upgrade"),
+			chromedp.WaitVisible(chromedp.CSS(`button[data-action="approve"]`)))).To(Succeed())
+		Expect(confirm(readOnly, "approve")).To(And(ContainSubstring("forbidden"), ContainSubstring(`User "viewer" cannot patch`)))
+		Expect(confirm(readOnly, "pause")).To(ContainSubstring("forbidden"))
+		screenshot(readOnly, "dashboard-refused")
+		Consistently(fleet.Stored(ctx, cgu)).WithTimeout(2 * time.Second).Should(And(
+			HaveField("Spec.Paused", BeFalse()), HaveField("Status.Approvals", BeEmpty())))
+
+		By("approving batch 2 as the admin, with " + clusters[2] + " stalled: batch 2 runs")
+		simulator.SetBehaviour(clusters[2], sim.Behaviour{Stall: true})
+		Expect(confirm(tab, "approve")).To(MatchRegexp(`^Approved batch 2 of cgu-web/upgrade as \S+$`))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Approvals", ConsistOf(HaveField("Batch", 2))))
+		Expect(within(tab, chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-index="2"][data-state="running"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#running li[data-state="InProgress"]`)))).To(Succeed())
+		Expect(text(tab, `#running`)).To(ContainSubstring(clusters[2]))
+
+		By("pausing it: the page offers to resume")
+		Expect(confirm(tab, "pause")).To(Equal("Paused cgu-web/upgrade"))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Spec.Paused", BeTrue()))
+		Expect(within(tab, chromedp.WaitVisible(chromedp.CSS(`button[data-action="resume"]`)))).To(Succeed())
+		screenshot(tab, "dashboard-running")
+
+		By("resuming, and the stalled cluster completing: batch 2 ends on the page without a reload")
+		Expect(confirm(tab, "resume")).To(Equal("Resumed cgu-web/upgrade"))
+		simulator.SetBehaviour(clusters[2], sim.Behaviour{})
+		Expect(within(tab, chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-index="2"][data-state="ended"]`)))).To(Succeed())
+		Expect(within(tab, chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-index="3"][data-state="ended"]`)))).To(Succeed())
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.State", ranv1alpha1.StateCompleted))
+		Expect(within(tab, chromedp.WaitVisible(chromedp.CSS(`tr[data-name="upgrade"] .badge[data-state="Completed"]`)))).To(Succeed())
+		Expect(eval(tab, `window.sameDocument === true`)).To(BeTrue(), "the page was reloaded")
+		Expect(text(tab, `#events`)).To(ContainSubstring("CguSuccess"))
+		screenshot(tab, "dashboard-completed")
+	})
+})

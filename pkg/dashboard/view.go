@@ -1,0 +1,636 @@
+package dashboard
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/estimate"
+)
+
+// The page never holds more rows than these limits, whatever the fleet: counts say the rest.
+const (
+	// RunningLimit bounds the clusters of the running batch shown one by one.
+	RunningLimit = 500
+	// ProblemLimit bounds the held and the failed clusters shown one by one.
+	ProblemLimit = 100
+	// EventLimit is how many of the latest events are shown.
+	EventLimit = 20
+)
+
+// Kinds of rollout the page shows.
+const (
+	KindCGU  = "ClusterGroupUpgrade"
+	KindIBGU = "ImageBasedGroupUpgrade"
+)
+
+// Kinds of wait, the words the page shows on a rollout that waits.
+const (
+	WaitPause         = "pause"
+	WaitApproval      = "approval"
+	WaitWindow        = "window"
+	WaitSoak          = "soak"
+	WaitBlocker       = "blocker"
+	WaitHubCapacity   = "hub capacity"
+	WaitOtherUpgrade  = "other rollout"
+	WaitFailureBudget = "failure budget"
+	WaitNotEnabled    = "not enabled"
+	WaitSpec          = "spec"
+)
+
+// Overview is the list of rollouts and their totals.
+type Overview struct {
+	// Scope is the namespace shown, or "all namespaces".
+	Scope string `json:"scope"`
+	// Now is the server's time, which the page counts ages and deadlines from.
+	Now time.Time `json:"now"`
+	// States counts the ClusterGroupUpgrades by state.
+	States map[string]int `json:"states"`
+	// Clusters sums the ClusterGroupUpgrades' cluster counts.
+	Clusters ranv1alpha1.ClusterCounts `json:"clusters"`
+	// Rows are the rollouts, ImageBasedGroupUpgrades first, then by namespace and name.
+	Rows []Row `json:"rows"`
+}
+
+// Row is one rollout as the list shows it.
+type Row struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// State is the rollout state of a ClusterGroupUpgrade, the Progressing reason of an
+	// ImageBasedGroupUpgrade.
+	State string `json:"state"`
+	// Batch is "current/total" (the step, for an ImageBasedGroupUpgrade).
+	Batch string `json:"batch,omitempty"`
+	// Done and Total count clusters: done are completed, timed out, failed or held.
+	Done   int                       `json:"done"`
+	Total  int                       `json:"total"`
+	Counts ranv1alpha1.ClusterCounts `json:"counts"`
+	// Wait says what the rollout waits for, while it waits.
+	Wait    *Wait  `json:"wait,omitempty"`
+	Message string `json:"message,omitempty"`
+	Enabled bool   `json:"enabled"`
+	Paused  bool   `json:"paused"`
+	// Owner names the ImageBasedGroupUpgrade a step's ClusterGroupUpgrade runs for.
+	Owner       string       `json:"owner,omitempty"`
+	StartedAt   *metav1.Time `json:"startedAt,omitempty"`
+	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+}
+
+// Wait is what a rollout waits for.
+type Wait struct {
+	// Kind is one of the Wait* words.
+	Kind string `json:"kind"`
+	// Reason is the condition reason it comes from.
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+	// Batch is the 1-based batch that waits, when one does.
+	Batch int `json:"batch,omitempty"`
+	// Until is when the wait ends by itself, when known.
+	Until *metav1.Time `json:"until,omitempty"`
+}
+
+// Detail is one rollout as its page shows it.
+type Detail struct {
+	Row
+	// Timeline has one entry per batch of the frozen plan; empty before the plan is frozen.
+	Timeline []Batch `json:"timeline"`
+	// Frozen is true once the plan is frozen (the rollout started).
+	Frozen bool `json:"frozen"`
+	// Planned is the number of batches planned, before the plan is frozen.
+	Planned int `json:"planned,omitempty"`
+	// ETA estimates the batches left, as kubectl cgu preflight does.
+	ETA *ETA `json:"eta,omitempty"`
+	// Running is the running batch.
+	Running *Running `json:"running,omitempty"`
+	// Held and Failed are the clusters held or waiting in the running batch, and those that
+	// failed or timed out, at most ProblemLimit of each; the NotShown fields count the rest.
+	Held           []Cluster `json:"held"`
+	HeldNotShown   int       `json:"heldNotShown,omitempty"`
+	Failed         []Cluster `json:"failed"`
+	FailedNotShown int       `json:"failedNotShown,omitempty"`
+	// Checks are the upgrade checks' verdicts.
+	Checks    *ranv1alpha1.UpgradeChecksStatus `json:"checks,omitempty"`
+	Approvals []ranv1alpha1.BatchApproval      `json:"approvals,omitempty"`
+	Events    []Event                          `json:"events"`
+	// Actions say which buttons apply.
+	Actions Actions `json:"actions"`
+	// Steps are an ImageBasedGroupUpgrade's plan steps.
+	Steps []Step `json:"steps,omitempty"`
+}
+
+// ETA is kubectl cgu preflight's estimate of the batches left (pkg/estimate), in seconds.
+type ETA struct {
+	BatchesLeft     int  `json:"batchesLeft"`
+	PerBatchSeconds int  `json:"perBatchSeconds"`
+	TotalSeconds    int  `json:"totalSeconds"`
+	UpperBound      bool `json:"upperBound"`
+	// Ended is how many ended batches the median is taken over.
+	Ended int `json:"ended"`
+}
+
+// Batch is one batch on the timeline.
+type Batch struct {
+	Index  int  `json:"index"`
+	Canary bool `json:"canary,omitempty"`
+	// State is planned, waiting, running or ended.
+	State       string                    `json:"state"`
+	Clusters    int                       `json:"clusters"`
+	Counts      ranv1alpha1.ClusterCounts `json:"counts"`
+	StartedAt   *metav1.Time              `json:"startedAt,omitempty"`
+	TimeoutAt   *metav1.Time              `json:"timeoutAt,omitempty"`
+	FinishedAt  *metav1.Time              `json:"finishedAt,omitempty"`
+	EndsRollout bool                      `json:"endsRollout,omitempty"`
+}
+
+// Batch states on the timeline.
+const (
+	BatchPlanned = "planned"
+	BatchWaiting = "waiting"
+	BatchRunning = "running"
+	BatchEnded   = "ended"
+)
+
+// Running is the running batch: its counts and its clusters, not done first.
+type Running struct {
+	Index int `json:"index"`
+	// Ended is true once the batch ended, while the next one waits to start.
+	Ended    bool                      `json:"ended,omitempty"`
+	Counts   ranv1alpha1.ClusterCounts `json:"counts"`
+	Clusters []Cluster                 `json:"clusters"`
+	NotShown int                       `json:"notShown,omitempty"`
+}
+
+// Cluster is one cluster of a batch.
+type Cluster struct {
+	Name   string       `json:"name"`
+	Batch  int          `json:"batch"`
+	State  string       `json:"state"`
+	Policy string       `json:"policy,omitempty"`
+	Reason string       `json:"reason,omitempty"`
+	Since  *metav1.Time `json:"since,omitempty"`
+}
+
+// Event is one event about the rollout.
+type Event struct {
+	Type    string    `json:"type"`
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
+	Count   int32     `json:"count,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// Actions say which actions the page offers on a ClusterGroupUpgrade. The API server still
+// decides: an action it refuses shows its message.
+type Actions struct {
+	Enable bool `json:"enable"`
+	Pause  bool `json:"pause"`
+	Resume bool `json:"resume"`
+	// Approve is the batch waiting for an approval, 0 when none waits.
+	Approve int `json:"approve,omitempty"`
+}
+
+// Step is one step of an ImageBasedGroupUpgrade's plan.
+type Step struct {
+	Index   int                        `json:"index"`
+	Actions []string                   `json:"actions"`
+	Upgrade string                     `json:"upgrade,omitempty"`
+	State   string                     `json:"state"`
+	Message string                     `json:"message,omitempty"`
+	Counts  *ranv1alpha1.ClusterCounts `json:"counts,omitempty"`
+}
+
+// UpgradeRow is a ClusterGroupUpgrade's row.
+func UpgradeRow(cgu *ranv1alpha1.ClusterGroupUpgrade) Row {
+	st := cgu.Status
+	c := st.Counts
+	r := Row{
+		Kind: KindCGU, Namespace: cgu.Namespace, Name: cgu.Name,
+		State: string(st.State), Batch: st.Progress.Batch, Counts: c,
+		Done: c.Completed + c.TimedOut + c.Failed + c.Held, Total: c.Total,
+		Message: st.Message, Enabled: cgu.Spec.Enable == nil || *cgu.Spec.Enable, Paused: cgu.Spec.Paused,
+		StartedAt: st.StartedAt, CompletedAt: st.CompletedAt, Wait: WaitOf(cgu),
+	}
+	if r.State == "" {
+		r.State = string(ranv1alpha1.StateNotStarted)
+	}
+	for _, o := range cgu.OwnerReferences {
+		if o.Kind == KindIBGU {
+			r.Owner = o.Name
+		}
+	}
+	return r
+}
+
+// WaitOf says what a ClusterGroupUpgrade waits for, or nil when it waits for nothing but
+// its clusters.
+func WaitOf(cgu *ranv1alpha1.ClusterGroupUpgrade) *Wait {
+	st := cgu.Status
+	if st.State == ranv1alpha1.StateCompleted {
+		return nil
+	}
+	if w := conditionWait(st); w != nil {
+		return w
+	}
+	if w := batchWait(st.CurrentBatch); w != nil {
+		return w
+	}
+	if progressing := meta.FindStatusCondition(st.Conditions, ranv1alpha1.ConditionProgressing); st.State == ranv1alpha1.StateCannotStart && progressing != nil {
+		return &Wait{Kind: WaitSpec, Reason: progressing.Reason, Message: progressing.Message}
+	}
+	return nil
+}
+
+// conditionWait is the wait status.waiting, the Progressing condition or the spent failure
+// budget of the Succeeded condition tells.
+func conditionWait(st ranv1alpha1.ClusterGroupUpgradeStatus) *Wait {
+	progressing := meta.FindStatusCondition(st.Conditions, ranv1alpha1.ConditionProgressing)
+	message := st.Message
+	if progressing != nil && progressing.Message != "" {
+		message = progressing.Message
+	}
+	if w := st.Waiting; w != nil {
+		kind := waitKinds[w.Reason]
+		if kind == "" {
+			kind = WaitSpec
+		}
+		return &Wait{Kind: kind, Reason: w.Reason, Message: message, Batch: w.Batch, Until: w.Until}
+	}
+	if progressing != nil {
+		if kind, ok := waitKinds[progressing.Reason]; ok {
+			return &Wait{Kind: kind, Reason: progressing.Reason, Message: message}
+		}
+	}
+	if succeeded := meta.FindStatusCondition(st.Conditions, ranv1alpha1.ConditionSucceeded); succeeded != nil &&
+		succeeded.Reason == ranv1alpha1.ReasonFailureBudgetExceeded {
+		return &Wait{Kind: WaitFailureBudget, Reason: succeeded.Reason, Message: succeeded.Message}
+	}
+	return nil
+}
+
+// batchWait is the wait of a cluster of the current batch that could start but may not: the
+// hub's cap, or another rollout remediating it.
+func batchWait(cb *ranv1alpha1.BatchStatus) *Wait {
+	if cb == nil {
+		return nil
+	}
+	for _, c := range cb.Clusters {
+		if c.State != ranv1alpha1.ClusterPending {
+			continue
+		}
+		switch c.Reason {
+		case ranv1alpha1.ReasonHubCapacityReached:
+			return &Wait{Kind: WaitHubCapacity, Reason: c.Reason, Batch: cb.Index,
+				Message: "clusters of batch " + strconv.Itoa(cb.Index) + " wait for room under the hub-wide cap on clusters in progress"}
+		case ranv1alpha1.ReasonWaitingForOtherUpgrade:
+			return &Wait{Kind: WaitOtherUpgrade, Reason: c.Reason, Batch: cb.Index,
+				Message: c.Name + " waits for another rollout that is remediating it"}
+		}
+	}
+	return nil
+}
+
+// waitKinds maps the reasons of a rollout's waits to their kind.
+var waitKinds = map[string]string{
+	ranv1alpha1.ReasonPaused:                   WaitPause,
+	ranv1alpha1.ReasonWaitingForApproval:       WaitApproval,
+	ranv1alpha1.ReasonManagedPolicyChanged:     WaitApproval,
+	ranv1alpha1.ReasonOutsideMaintenanceWindow: WaitWindow,
+	ranv1alpha1.ReasonBatchSoaking:             WaitSoak,
+	ranv1alpha1.ReasonMissingBlockingCR:        WaitBlocker,
+	ranv1alpha1.ReasonIncompleteBlockingCR:     WaitBlocker,
+	ranv1alpha1.ReasonBlockingCRCycle:          WaitBlocker,
+	ranv1alpha1.ReasonFailureBudgetExceeded:    WaitFailureBudget,
+	ranv1alpha1.ReasonNotEnabled:               WaitNotEnabled,
+	ranv1alpha1.ReasonHubCapacityReached:       WaitHubCapacity,
+	ranv1alpha1.ReasonWaitingForOtherUpgrade:   WaitOtherUpgrade,
+}
+
+// GroupRow is an ImageBasedGroupUpgrade's row: its steps' counts summed.
+func GroupRow(g *lcmv1alpha1.ImageBasedGroupUpgrade) Row {
+	r := Row{Kind: KindIBGU, Namespace: g.Namespace, Name: g.Name, State: "-", Enabled: true,
+		StartedAt: g.Status.StartedAt, CompletedAt: g.Status.CompletedAt}
+	if c := meta.FindStatusCondition(g.Status.Conditions, "Progressing"); c != nil {
+		r.State, r.Message = c.Reason, c.Message
+	}
+	step := len(g.Spec.Plan)
+	for i := range g.Spec.Plan {
+		if i >= len(g.Status.Steps) || !g.Status.Steps[i].Ended {
+			step = i + 1
+			break
+		}
+	}
+	r.Batch = strconv.Itoa(step) + "/" + strconv.Itoa(len(g.Spec.Plan))
+	// The clusters of an image-based upgrade are those of its first step that ran.
+	for _, s := range g.Status.Steps {
+		if s.Counts != nil {
+			r.Counts, r.Total = *s.Counts, s.Counts.Total
+			break
+		}
+	}
+	failed := 0
+	for _, c := range g.Status.Clusters {
+		if len(c.FailedActions) > 0 {
+			failed++
+		}
+	}
+	r.Counts.Failed = max(r.Counts.Failed, failed)
+	r.Done = r.Counts.Completed + r.Counts.TimedOut + r.Counts.Failed + r.Counts.Held
+	return r
+}
+
+// NewOverview lists the rollouts of scope.
+func NewOverview(scope string, cgus []ranv1alpha1.ClusterGroupUpgrade, groups []lcmv1alpha1.ImageBasedGroupUpgrade) Overview {
+	o := Overview{Scope: scope, States: map[string]int{}, Rows: make([]Row, 0, len(cgus)+len(groups))}
+	for i := range groups {
+		o.Rows = append(o.Rows, GroupRow(&groups[i]))
+	}
+	for i := range cgus {
+		r := UpgradeRow(&cgus[i])
+		o.States[r.State]++
+		addCounts(&o.Clusters, r.Counts)
+		o.Rows = append(o.Rows, r)
+	}
+	slices.SortStableFunc(o.Rows, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(b.Kind, a.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return o
+}
+
+func addCounts(sum *ranv1alpha1.ClusterCounts, c ranv1alpha1.ClusterCounts) {
+	sum.Total += c.Total
+	sum.Pending += c.Pending
+	sum.InProgress += c.InProgress
+	sum.Completed += c.Completed
+	sum.TimedOut += c.TimedOut
+	sum.Failed += c.Failed
+	sum.Held += c.Held
+}
+
+// UpgradeDetail is a ClusterGroupUpgrade's page: records are its batch records (any order),
+// events the events about it (any order).
+func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.ClusterGroupUpgradeBatch, events []corev1.Event) Detail {
+	d := Detail{Row: UpgradeRow(cgu), Held: []Cluster{}, Failed: []Cluster{}, Timeline: []Batch{},
+		Checks: cgu.Status.UpgradeChecks, Approvals: cgu.Status.Approvals, Events: newEvents(events)}
+	st := cgu.Status
+	if st.Plan != nil {
+		d.Frozen = st.Plan.FrozenAt != nil
+		d.Planned = st.Plan.Batches
+	}
+	d.Timeline = timeline(records, st)
+	d.Running = running(records, st)
+	d.Held, d.HeldNotShown, d.Failed, d.FailedNotShown = problems(records, d.Running)
+	if d.Frozen && len(d.Timeline) > 0 && st.State != ranv1alpha1.StateCompleted && st.State != ranv1alpha1.StateTimedOut {
+		left := 0
+		for _, b := range d.Timeline {
+			if b.State != BatchEnded {
+				left++
+			}
+		}
+		minutes := 0
+		if rs := cgu.Spec.RemediationStrategy; rs != nil {
+			minutes = rs.Timeout
+		}
+		e := estimate.Duration(left, len(d.Timeline), minutes, estimate.EndedDurations(records))
+		d.ETA = &ETA{BatchesLeft: e.BatchesLeft, PerBatchSeconds: int(e.PerBatch.Seconds()), TotalSeconds: int(e.Total.Seconds()),
+			UpperBound: e.UpperBound, Ended: e.Ended}
+	}
+	d.Actions = actions(cgu)
+	return d
+}
+
+// actions says which actions apply to the rollout as it stands.
+func actions(cgu *ranv1alpha1.ClusterGroupUpgrade) Actions {
+	st := cgu.Status.State
+	finished := st == ranv1alpha1.StateCompleted || st == ranv1alpha1.StateTimedOut
+	a := Actions{
+		Enable: cgu.Spec.Enable != nil && !*cgu.Spec.Enable && !finished,
+		Pause:  !cgu.Spec.Paused && !finished,
+		Resume: cgu.Spec.Paused,
+	}
+	if w := cgu.Status.Waiting; w != nil && (w.Reason == ranv1alpha1.ReasonWaitingForApproval || w.Reason == ranv1alpha1.ReasonManagedPolicyChanged) {
+		a.Approve = w.Batch
+	}
+	return a
+}
+
+// timeline folds the parts of each batch into one entry, in plan order.
+func timeline(records []ranv1alpha1.ClusterGroupUpgradeBatch, st ranv1alpha1.ClusterGroupUpgradeStatus) []Batch {
+	byIndex := map[int]*Batch{}
+	for i := range records {
+		r := &records[i]
+		b := byIndex[r.Spec.Index]
+		if b == nil {
+			b = &Batch{Index: r.Spec.Index, Canary: r.Spec.Canary}
+			byIndex[r.Spec.Index] = b
+		}
+		b.Clusters += len(r.Spec.Clusters)
+		b.Counts.Total += len(r.Spec.Clusters)
+		seen := 0
+		for _, c := range r.Status.Clusters {
+			countState(&b.Counts, c.State)
+			seen++
+		}
+		b.Counts.Pending += len(r.Spec.Clusters) - seen
+		b.StartedAt = earliest(b.StartedAt, r.Status.StartedAt)
+		b.TimeoutAt = earliest(b.TimeoutAt, r.Status.TimeoutAt)
+		b.FinishedAt = latest(b.FinishedAt, r.Status.FinishedAt)
+		b.EndsRollout = b.EndsRollout || r.Status.EndsRollout
+	}
+	out := make([]Batch, 0, len(byIndex))
+	for _, b := range byIndex {
+		switch {
+		case b.FinishedAt != nil:
+			b.State = BatchEnded
+		case b.StartedAt != nil:
+			b.State = BatchRunning
+		case st.Waiting != nil && st.Waiting.Batch == b.Index:
+			b.State = BatchWaiting
+		default:
+			b.State = BatchPlanned
+		}
+		out = append(out, *b)
+	}
+	slices.SortFunc(out, func(a, b Batch) int { return cmp.Compare(a.Index, b.Index) })
+	return out
+}
+
+func countState(c *ranv1alpha1.ClusterCounts, s ranv1alpha1.ClusterState) {
+	switch s {
+	case ranv1alpha1.ClusterPending, "":
+		c.Pending++
+	case ranv1alpha1.ClusterInProgress:
+		c.InProgress++
+	case ranv1alpha1.ClusterCompleted:
+		c.Completed++
+	case ranv1alpha1.ClusterTimedOut:
+		c.TimedOut++
+	case ranv1alpha1.ClusterFailed:
+		c.Failed++
+	case ranv1alpha1.ClusterHeld:
+		c.Held++
+	}
+}
+
+func earliest(a, b *metav1.Time) *metav1.Time {
+	if a == nil || (b != nil && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+func latest(a, b *metav1.Time) *metav1.Time {
+	if a == nil || (b != nil && a.Before(b)) {
+		return b
+	}
+	return a
+}
+
+// running is the running batch, from its records: its clusters not done first.
+func running(records []ranv1alpha1.ClusterGroupUpgradeBatch, st ranv1alpha1.ClusterGroupUpgradeStatus) *Running {
+	if st.CurrentBatch == nil {
+		return nil
+	}
+	r := &Running{Index: st.CurrentBatch.Index, Clusters: []Cluster{}}
+	var all []Cluster
+	for i := range records {
+		rec := &records[i]
+		if rec.Spec.Index != r.Index {
+			continue
+		}
+		all = append(all, clustersOf(rec)...)
+		r.Ended = rec.Status.FinishedAt != nil
+	}
+	for _, c := range all {
+		countState(&r.Counts, ranv1alpha1.ClusterState(c.State))
+	}
+	r.Counts.Total = len(all)
+	slices.SortStableFunc(all, func(a, b Cluster) int {
+		return cmp.Or(cmp.Compare(stateOrder(a.State), stateOrder(b.State)), cmp.Compare(a.Name, b.Name))
+	})
+	r.Clusters = append(r.Clusters, all[:min(len(all), RunningLimit)]...)
+	r.NotShown = len(all) - len(r.Clusters)
+	return r
+}
+
+// clustersOf lists a record's clusters with their progress; a cluster not started yet is
+// Pending.
+func clustersOf(rec *ranv1alpha1.ClusterGroupUpgradeBatch) []Cluster {
+	progress := make(map[string]*ranv1alpha1.ClusterProgress, len(rec.Status.Clusters))
+	for i := range rec.Status.Clusters {
+		progress[rec.Status.Clusters[i].Name] = &rec.Status.Clusters[i]
+	}
+	out := make([]Cluster, 0, len(rec.Spec.Clusters))
+	for _, name := range rec.Spec.Clusters {
+		c := Cluster{Name: name, Batch: rec.Spec.Index, State: string(ranv1alpha1.ClusterPending)}
+		if p := progress[name]; p != nil {
+			c.State, c.Policy, c.Reason, c.Since = string(p.State), p.CurrentPolicy, p.Reason, p.Since
+			if c.State == "" {
+				c.State = string(ranv1alpha1.ClusterPending)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// stateOrder puts the clusters that need a look first: in progress, waiting, then done.
+func stateOrder(s string) int {
+	switch ranv1alpha1.ClusterState(s) {
+	case ranv1alpha1.ClusterInProgress:
+		return 0
+	case ranv1alpha1.ClusterPending:
+		return 1
+	case ranv1alpha1.ClusterFailed:
+		return 2
+	case ranv1alpha1.ClusterTimedOut:
+		return 3
+	case ranv1alpha1.ClusterHeld:
+		return 4
+	}
+	return 5
+}
+
+// problems lists the held clusters (held by the checks, or waiting in the running batch for
+// another rollout or the hub's capacity) and those that failed or timed out, in plan order.
+func problems(records []ranv1alpha1.ClusterGroupUpgradeBatch, run *Running) (held []Cluster, heldMore int, failed []Cluster, failedMore int) {
+	held, failed = []Cluster{}, []Cluster{}
+	sorted := slices.Clone(records)
+	slices.SortFunc(sorted, func(a, b ranv1alpha1.ClusterGroupUpgradeBatch) int {
+		return cmp.Or(cmp.Compare(a.Spec.Index, b.Spec.Index), cmp.Compare(a.Spec.Part, b.Spec.Part))
+	})
+	for i := range sorted {
+		for _, c := range clustersOf(&sorted[i]) {
+			switch ranv1alpha1.ClusterState(c.State) {
+			case ranv1alpha1.ClusterHeld:
+				held, heldMore = appendBounded(held, heldMore, c)
+			case ranv1alpha1.ClusterPending:
+				if run != nil && c.Batch == run.Index && c.Reason != "" {
+					held, heldMore = appendBounded(held, heldMore, c)
+				}
+			case ranv1alpha1.ClusterFailed, ranv1alpha1.ClusterTimedOut:
+				failed, failedMore = appendBounded(failed, failedMore, c)
+			}
+		}
+	}
+	return held, heldMore, failed, failedMore
+}
+
+func appendBounded(list []Cluster, more int, c Cluster) ([]Cluster, int) {
+	if len(list) < ProblemLimit {
+		return append(list, c), more
+	}
+	return list, more + 1
+}
+
+// newEvents keeps the latest EventLimit events, newest first.
+func newEvents(events []corev1.Event) []Event {
+	out := make([]Event, 0, len(events))
+	for _, e := range events {
+		out = append(out, Event{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Time: eventTime(e)})
+	}
+	slices.SortStableFunc(out, func(a, b Event) int { return b.Time.Compare(a.Time) })
+	return out[:min(len(out), EventLimit)]
+}
+
+// eventTime is when an event last happened, whichever API wrote it.
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// GroupDetail is an ImageBasedGroupUpgrade's page: its steps and its failed clusters.
+func GroupDetail(g *lcmv1alpha1.ImageBasedGroupUpgrade, events []corev1.Event) Detail {
+	d := Detail{Row: GroupRow(g), Held: []Cluster{}, Failed: []Cluster{}, Timeline: []Batch{}, Events: newEvents(events)}
+	for i, item := range g.Spec.Plan {
+		s := Step{Index: i, Actions: item.Actions, State: BatchPlanned}
+		if i < len(g.Status.Steps) {
+			st := g.Status.Steps[i]
+			s.Upgrade, s.State, s.Message, s.Counts = st.Upgrade, string(st.State), st.Message, st.Counts
+		}
+		d.Steps = append(d.Steps, s)
+	}
+	for _, c := range g.Status.Clusters {
+		if len(c.FailedActions) == 0 {
+			continue
+		}
+		last := c.FailedActions[len(c.FailedActions)-1]
+		d.Failed, d.FailedNotShown = appendBounded(d.Failed, d.FailedNotShown,
+			Cluster{Name: c.Name, State: string(ranv1alpha1.ClusterFailed), Policy: last.Action, Reason: last.Message})
+	}
+	return d
+}

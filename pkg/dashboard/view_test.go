@@ -1,0 +1,330 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+var t0 = time.Date(2026, 11, 27, 2, 0, 0, 0, time.UTC)
+
+func at(minutes int) *metav1.Time {
+	return ptr.To(metav1.NewTime(t0.Add(time.Duration(minutes) * time.Minute)))
+}
+
+func progressing(reason, message string) []metav1.Condition {
+	return []metav1.Condition{{Type: ranv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reason, Message: message}}
+}
+
+func TestWaitOf(t *testing.T) {
+	cases := map[string]struct {
+		status ranv1alpha1.ClusterGroupUpgradeStatus
+		want   *Wait
+	}{
+		"running, waiting for its clusters only": {
+			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted,
+				CurrentBatch: &ranv1alpha1.BatchStatus{Index: 2, Clusters: []ranv1alpha1.ClusterProgress{{Name: "a", State: ranv1alpha1.ClusterInProgress}}}},
+		},
+		"an approval between batches": {
+			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted,
+				Waiting:    &ranv1alpha1.WaitingStatus{Reason: ranv1alpha1.ReasonWaitingForApproval, Batch: 3},
+				Conditions: progressing(ranv1alpha1.ReasonWaitingForApproval, "Batch 3 waits for approval")},
+			want: &Wait{Kind: WaitApproval, Reason: ranv1alpha1.ReasonWaitingForApproval, Batch: 3, Message: "Batch 3 waits for approval"},
+		},
+		"a maintenance window, with its opening": {
+			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted,
+				Waiting: &ranv1alpha1.WaitingStatus{Reason: ranv1alpha1.ReasonOutsideMaintenanceWindow, Batch: 2, Until: at(60)}},
+			want: &Wait{Kind: WaitWindow, Reason: ranv1alpha1.ReasonOutsideMaintenanceWindow, Batch: 2, Until: at(60)},
+		},
+		"a blocking rollout": {
+			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotStarted,
+				Conditions: progressing(ranv1alpha1.ReasonIncompleteBlockingCR, "Blocked by platform/first")},
+			want: &Wait{Kind: WaitBlocker, Reason: ranv1alpha1.ReasonIncompleteBlockingCR, Message: "Blocked by platform/first"},
+		},
+		"the hub's capacity": {
+			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted,
+				CurrentBatch: &ranv1alpha1.BatchStatus{Index: 4, Clusters: []ranv1alpha1.ClusterProgress{
+					{Name: "a", State: ranv1alpha1.ClusterInProgress},
+					{Name: "b", State: ranv1alpha1.ClusterPending, Reason: ranv1alpha1.ReasonHubCapacityReached},
+				}}},
+			want: &Wait{Kind: WaitHubCapacity, Reason: ranv1alpha1.ReasonHubCapacityReached, Batch: 4,
+				Message: "clusters of batch 4 wait for room under the hub-wide cap on clusters in progress"},
+		},
+		"the failure budget spent": {
+			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateTimedOut, Conditions: []metav1.Condition{
+				{Type: ranv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: ranv1alpha1.ReasonTimedOut},
+				{Type: ranv1alpha1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: ranv1alpha1.ReasonFailureBudgetExceeded, Message: "3 clusters failed"},
+			}},
+			want: &Wait{Kind: WaitFailureBudget, Reason: ranv1alpha1.ReasonFailureBudgetExceeded, Message: "3 clusters failed"},
+		},
+		"a spec to fix": {
+			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateCannotStart,
+				Conditions: progressing(ranv1alpha1.ReasonNotAllManagedPoliciesExist, "missing policy p")},
+			want: &Wait{Kind: WaitSpec, Reason: ranv1alpha1.ReasonNotAllManagedPoliciesExist, Message: "missing policy p"},
+		},
+		"completed waits for nothing": {
+			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateCompleted,
+				Waiting: &ranv1alpha1.WaitingStatus{Reason: ranv1alpha1.ReasonPaused}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := WaitOf(&ranv1alpha1.ClusterGroupUpgrade{Status: tc.status})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("WaitOf (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// record is one part of a batch: clusters named <prefix>-<i>, the first states given.
+func record(index, part int, started, finished *metav1.Time, n int, states ...ranv1alpha1.ClusterState) ranv1alpha1.ClusterGroupUpgradeBatch {
+	r := ranv1alpha1.ClusterGroupUpgradeBatch{
+		Spec:   ranv1alpha1.ClusterGroupUpgradeBatchSpec{Upgrade: "u", Index: index, Part: part, Canary: index == 1},
+		Status: ranv1alpha1.ClusterGroupUpgradeBatchStatus{StartedAt: started, FinishedAt: finished},
+	}
+	for i := range n {
+		name := fmt.Sprintf("b%d-p%d-%04d", index, part, i)
+		r.Spec.Clusters = append(r.Spec.Clusters, name)
+		if i < len(states) {
+			r.Status.Clusters = append(r.Status.Clusters, ranv1alpha1.ClusterProgress{Name: name, State: states[i]})
+		}
+	}
+	return r
+}
+
+func repeat(s ranv1alpha1.ClusterState, n int) []ranv1alpha1.ClusterState {
+	out := make([]ranv1alpha1.ClusterState, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func TestUpgradeDetail(t *testing.T) {
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "u"},
+		Spec:       ranv1alpha1.ClusterGroupUpgradeSpec{RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{Timeout: 240}},
+		Status: ranv1alpha1.ClusterGroupUpgradeStatus{
+			State: ranv1alpha1.StateNotCompleted, Plan: &ranv1alpha1.PlanSummary{Batches: 4, FrozenAt: at(0)},
+			CurrentBatch: &ranv1alpha1.BatchStatus{Index: 3},
+			Counts:       ranv1alpha1.ClusterCounts{Total: 1201, Completed: 300, Failed: 1, InProgress: 200, Pending: 700},
+		},
+	}
+	// Batch 3 is split over three parts: 600 clusters, 200 in progress, 120 held for the
+	// hub's capacity. Batch 2 ended with a failed cluster.
+	held := append(repeat(ranv1alpha1.ClusterInProgress, 200), repeat(ranv1alpha1.ClusterPending, 120)...)
+	records := []ranv1alpha1.ClusterGroupUpgradeBatch{
+		record(4, 0, nil, nil, 1),
+		record(3, 2, at(20), nil, 100),
+		record(3, 0, at(20), nil, 250, held[:250]...),
+		record(3, 1, at(20), nil, 250, held[250:]...),
+		record(1, 0, at(0), at(10), 1, ranv1alpha1.ClusterCompleted),
+		record(2, 0, at(10), at(20), 250, append(repeat(ranv1alpha1.ClusterCompleted, 249), ranv1alpha1.ClusterFailed)...),
+		record(2, 1, at(10), at(20), 100, repeat(ranv1alpha1.ClusterCompleted, 100)...),
+	}
+	for i := range records[2].Status.Clusters {
+		if records[2].Status.Clusters[i].State == ranv1alpha1.ClusterPending {
+			records[2].Status.Clusters[i].Reason = ranv1alpha1.ReasonHubCapacityReached
+		}
+	}
+	for i := range records[3].Status.Clusters {
+		if records[3].Status.Clusters[i].State == ranv1alpha1.ClusterPending {
+			records[3].Status.Clusters[i].Reason = ranv1alpha1.ReasonHubCapacityReached
+		}
+	}
+	var events []corev1.Event
+	for i := range 30 {
+		events = append(events, corev1.Event{Reason: fmt.Sprintf("E%02d", i), LastTimestamp: *at(i)})
+	}
+	d := UpgradeDetail(cgu, records, events)
+
+	t.Run("timeline", func(t *testing.T) { checkTimeline(t, d) })
+	t.Run("running batch", func(t *testing.T) { checkRunning(t, d) })
+	t.Run("held and failed", func(t *testing.T) { checkProblems(t, d) })
+	t.Run("events, estimate and actions", func(t *testing.T) { checkRest(t, d) })
+}
+
+func checkTimeline(t *testing.T, d Detail) {
+	t.Helper()
+	var states []string
+	for _, b := range d.Timeline {
+		states = append(states, fmt.Sprintf("%d:%s:%d", b.Index, b.State, b.Clusters))
+	}
+	if diff := cmp.Diff([]string{"1:ended:1", "2:ended:350", "3:running:600", "4:planned:1"}, states); diff != "" {
+		t.Errorf("timeline (-want +got):\n%s", diff)
+	}
+	if got := d.Timeline[2].Counts; got != (ranv1alpha1.ClusterCounts{Total: 600, InProgress: 200, Pending: 400}) {
+		t.Errorf("batch 3 counts %+v", got)
+	}
+}
+
+func checkRunning(t *testing.T, d Detail) {
+	t.Helper()
+	if d.Running == nil || d.Running.Index != 3 || d.Running.Counts.Total != 600 {
+		t.Fatalf("running batch %+v", d.Running)
+	}
+	if len(d.Running.Clusters) != RunningLimit || d.Running.NotShown != 100 {
+		t.Errorf("the running batch shows %d clusters and %d not shown, want %d and 100", len(d.Running.Clusters), d.Running.NotShown, RunningLimit)
+	}
+	if d.Running.Clusters[0].State != string(ranv1alpha1.ClusterInProgress) || d.Running.Clusters[199].State != string(ranv1alpha1.ClusterInProgress) ||
+		d.Running.Clusters[200].State != string(ranv1alpha1.ClusterPending) {
+		t.Errorf("the clusters in progress do not come first")
+	}
+}
+
+func checkProblems(t *testing.T, d Detail) {
+	t.Helper()
+	if len(d.Held) != ProblemLimit || d.HeldNotShown != 20 || d.Held[0].Reason != ranv1alpha1.ReasonHubCapacityReached {
+		t.Errorf("held: %d shown, %d not shown, first %+v", len(d.Held), d.HeldNotShown, d.Held[0])
+	}
+	if diff := cmp.Diff([]Cluster{{Name: "b2-p0-0249", Batch: 2, State: "Failed"}}, d.Failed); diff != "" {
+		t.Errorf("failed (-want +got):\n%s", diff)
+	}
+}
+
+func checkRest(t *testing.T, d Detail) {
+	t.Helper()
+	if len(d.Events) != EventLimit || d.Events[0].Reason != "E29" || d.Events[EventLimit-1].Reason != "E10" {
+		t.Errorf("events: %d, from %s to %s; want the latest %d, newest first", len(d.Events), d.Events[0].Reason, d.Events[len(d.Events)-1].Reason, EventLimit)
+	}
+	// Two batches ended, in ten minutes each: the two left are estimated at twenty.
+	if d.ETA == nil || *d.ETA != (ETA{BatchesLeft: 2, PerBatchSeconds: 600, TotalSeconds: 1200, Ended: 2}) {
+		t.Errorf("ETA %+v", d.ETA)
+	}
+	if d.Actions != (Actions{Pause: true}) {
+		t.Errorf("actions %+v, want pause only", d.Actions)
+	}
+}
+
+func TestActions(t *testing.T) {
+	cases := map[string]struct {
+		spec   ranv1alpha1.ClusterGroupUpgradeSpec
+		status ranv1alpha1.ClusterGroupUpgradeStatus
+		want   Actions
+	}{
+		"not enabled":   {spec: ranv1alpha1.ClusterGroupUpgradeSpec{Enable: ptr.To(false)}, want: Actions{Enable: true, Pause: true}},
+		"paused":        {spec: ranv1alpha1.ClusterGroupUpgradeSpec{Paused: true}, status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted}, want: Actions{Resume: true}},
+		"waiting":       {status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted, Waiting: &ranv1alpha1.WaitingStatus{Reason: ranv1alpha1.ReasonManagedPolicyChanged, Batch: 2}}, want: Actions{Pause: true, Approve: 2}},
+		"completed":     {status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateCompleted}},
+		"timed out off": {spec: ranv1alpha1.ClusterGroupUpgradeSpec{Enable: ptr.To(false)}, status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateTimedOut}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := actions(&ranv1alpha1.ClusterGroupUpgrade{Spec: tc.spec, Status: tc.status}); got != tc.want {
+				t.Errorf("actions %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOverview(t *testing.T) {
+	cgus := []ranv1alpha1.ClusterGroupUpgrade{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "z"}, Status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateCompleted,
+			Counts: ranv1alpha1.ClusterCounts{Total: 3, Completed: 3}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "y", OwnerReferences: []metav1.OwnerReference{{Kind: KindIBGU, Name: "ibu"}}},
+			Status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted, Counts: ranv1alpha1.ClusterCounts{Total: 5, Completed: 1, Failed: 1, InProgress: 3}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "x"}},
+	}
+	groups := []lcmv1alpha1.ImageBasedGroupUpgrade{{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "ibu"},
+		Spec:       lcmv1alpha1.ImageBasedGroupUpgradeSpec{Plan: []lcmv1alpha1.PlanItem{{Actions: []string{"Prep"}}, {Actions: []string{"Upgrade"}}}},
+		Status: lcmv1alpha1.ImageBasedGroupUpgradeStatus{
+			Steps:    []lcmv1alpha1.StepStatus{{Index: 0, Ended: true, Counts: &ranv1alpha1.ClusterCounts{Total: 5, Completed: 4, Failed: 1}}},
+			Clusters: []lcmv1alpha1.ClusterState{{Name: "c", FailedActions: []lcmv1alpha1.ActionMessage{{Action: "Prep", Message: "no room"}}}},
+		},
+	}}
+	o := NewOverview("all namespaces", cgus, groups)
+	var names []string
+	for _, r := range o.Rows {
+		names = append(names, r.Namespace+"/"+r.Name+" "+r.State+" "+r.Batch)
+	}
+	if diff := cmp.Diff([]string{"a/ibu - 2/2", "a/x NotStarted ", "a/y NotCompleted ", "b/z Completed "}, names); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if o.Rows[2].Owner != "ibu" || o.Rows[0].Done != 5 || o.Rows[0].Total != 5 {
+		t.Errorf("rows %+v", o.Rows)
+	}
+	if diff := cmp.Diff(map[string]int{"Completed": 1, "NotCompleted": 1, "NotStarted": 1}, o.States); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	if o.Clusters != (ranv1alpha1.ClusterCounts{Total: 8, Completed: 4, Failed: 1, InProgress: 3}) {
+		t.Errorf("clusters %+v", o.Clusters)
+	}
+	d := GroupDetail(&groups[0], nil)
+	if len(d.Steps) != 2 || d.Steps[1].State != BatchPlanned || len(d.Failed) != 1 || d.Failed[0].Reason != "no room" {
+		t.Errorf("group detail %+v", d)
+	}
+}
+
+// fleetRecords is a started plan of n clusters in batches of size, the first batch running
+// with every cluster in progress, the others waiting.
+func fleetRecords(n, size int) []ranv1alpha1.ClusterGroupUpgradeBatch {
+	var records []ranv1alpha1.ClusterGroupUpgradeBatch
+	for index := 1; (index-1)*size < n; index++ {
+		inBatch := min(size, n-(index-1)*size)
+		for part := 0; part*ranv1alpha1.ClusterDetailLimit < inBatch; part++ {
+			count := min(ranv1alpha1.ClusterDetailLimit, inBatch-part*ranv1alpha1.ClusterDetailLimit)
+			if index == 1 {
+				records = append(records, record(index, part, at(0), nil, count, repeat(ranv1alpha1.ClusterFailed, count)...))
+			} else {
+				records = append(records, record(index, part, nil, nil, count))
+			}
+		}
+	}
+	return records
+}
+
+// At 10,000 clusters in batches of 2,000, all failing, the page gets the timeline, the
+// running batch's first RunningLimit clusters and ProblemLimit failed ones: what it draws
+// does not grow with the fleet.
+func TestDetailIsBoundedOnALargeFleet(t *testing.T) {
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{Status: ranv1alpha1.ClusterGroupUpgradeStatus{
+		State: ranv1alpha1.StateNotCompleted, Plan: &ranv1alpha1.PlanSummary{Batches: 5, FrozenAt: at(0)},
+		CurrentBatch: &ranv1alpha1.BatchStatus{Index: 1},
+	}}
+	d := UpgradeDetail(cgu, fleetRecords(10000, 2000), nil)
+	if len(d.Timeline) != 5 || d.Running.Counts.Total != 2000 || d.Running.Counts.Failed != 2000 {
+		t.Fatalf("timeline %d batches, running %+v", len(d.Timeline), d.Running.Counts)
+	}
+	if len(d.Running.Clusters) != RunningLimit || d.Running.NotShown != 2000-RunningLimit {
+		t.Errorf("running batch: %d shown, %d not shown", len(d.Running.Clusters), d.Running.NotShown)
+	}
+	if len(d.Failed) != ProblemLimit || d.FailedNotShown != 2000-ProblemLimit {
+		t.Errorf("failed: %d shown, %d not shown", len(d.Failed), d.FailedNotShown)
+	}
+	data, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 64<<10 {
+		t.Errorf("the detail of a 10,000-cluster rollout is %d bytes, more than 64 KiB", len(data))
+	}
+}
+
+func BenchmarkUpgradeDetail(b *testing.B) {
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{Status: ranv1alpha1.ClusterGroupUpgradeStatus{
+		State: ranv1alpha1.StateNotCompleted, Plan: &ranv1alpha1.PlanSummary{Batches: 20, FrozenAt: at(0)},
+		CurrentBatch: &ranv1alpha1.BatchStatus{Index: 1},
+	}}
+	for _, n := range []int{1000, 10000} {
+		records := fleetRecords(n, 500)
+		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				d := UpgradeDetail(cgu, records, nil)
+				if _, err := json.Marshal(d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

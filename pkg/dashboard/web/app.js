@@ -1,0 +1,367 @@
+// The dashboard page: one event stream from the server carries the list of rollouts and,
+// when one is selected, its detail. The page renders what arrives; it never polls.
+"use strict";
+
+const token = document.querySelector('meta[name="cgu-token"]').content;
+const stateNames = ["Pending", "InProgress", "Completed", "TimedOut", "Failed", "Held"];
+const countKeys = { Pending: "pending", InProgress: "inProgress", Completed: "completed", TimedOut: "timedOut", Failed: "failed", Held: "held" };
+const stateLabels = { Pending: "pending", InProgress: "in progress", Completed: "completed", TimedOut: "timed out", Failed: "failed", Held: "held" };
+
+// waitTitles head the box that says what a rollout waits for.
+const waitTitles = {
+  "pause": "Paused", "approval": "Waits for an approval", "window": "Waits for its maintenance window",
+  "soak": "Soaking", "blocker": "Blocked by another rollout", "hub capacity": "Waits for room under the hub's cap",
+  "other rollout": "A cluster is in another rollout", "failure budget": "Failure budget spent",
+  "not enabled": "Not enabled", "spec": "Cannot start",
+};
+
+let overview = null;
+let detail = null;
+let selection = parseHash();
+let stream = null;
+let serverOffset = 0; // server time minus browser time, in ms
+
+// h builds an element: h("td", {class: "x"}, "text", child). Text is never parsed as HTML.
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "grow") el.style.flexGrow = String(v);
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+function parseHash() {
+  const m = /^#\/(ClusterGroupUpgrade|ImageBasedGroupUpgrade)\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  return m ? { kind: m[1], namespace: decodeURIComponent(m[2]), name: decodeURIComponent(m[3]) } : null;
+}
+
+function same(a, b) {
+  return a && b && a.kind === b.kind && a.namespace === b.namespace && a.name === b.name;
+}
+
+// connect opens the stream for the current selection; the browser reconnects by itself
+// when the server goes away.
+function connect() {
+  if (stream) stream.close();
+  const q = new URLSearchParams();
+  if (selection) {
+    q.set("kind", selection.kind);
+    q.set("namespace", selection.namespace);
+    q.set("name", selection.name);
+  }
+  setLive("connecting");
+  stream = new EventSource("/api/stream?" + q.toString());
+  stream.addEventListener("open", () => setLive("live"));
+  stream.addEventListener("error", () => setLive("reconnecting"));
+  stream.addEventListener("overview", (e) => {
+    overview = JSON.parse(e.data);
+    serverOffset = Date.parse(overview.now) - Date.now();
+    renderOverview();
+    if (selection && detail === null) renderDetail();
+  });
+  stream.addEventListener("detail", (e) => {
+    detail = JSON.parse(e.data);
+    renderDetail();
+  });
+}
+
+function setLive(state) {
+  const el = document.getElementById("live");
+  el.dataset.state = state;
+  el.textContent = state;
+}
+
+function now() {
+  return Date.now() + serverOffset;
+}
+
+// ago says how long ago (or, for a future time, in how long) t is.
+function ago(t) {
+  if (!t) return "";
+  const s = Math.round((now() - Date.parse(t)) / 1000);
+  const text = duration(Math.abs(s));
+  return s >= 0 ? text + " ago" : "in " + text;
+}
+
+function duration(s) {
+  if (s < 60) return s + "s";
+  if (s < 3600) return Math.round(s / 60) + "m";
+  const hours = Math.floor(s / 3600), minutes = Math.round((s % 3600) / 60);
+  return minutes ? hours + "h" + String(minutes).padStart(2, "0") + "m" : hours + "h";
+}
+
+function clock(t) {
+  if (!t) return "";
+  const d = new Date(t);
+  return d.toLocaleString(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+}
+
+function timeOfDay(t) {
+  return new Date(t).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+
+function badge(state, text) {
+  return h("span", { class: "badge", "data-state": state }, text || state);
+}
+
+// bar draws counts as one bar of coloured segments, widest first in plan order.
+function bar(counts, total) {
+  const el = h("div", { class: "bar", role: "img", "aria-label": countsText(counts) });
+  for (const s of stateNames) {
+    const n = counts[countKeys[s]] || 0;
+    if (n > 0) el.append(h("span", { "data-state": s, grow: n, title: n + " " + stateLabels[s] }));
+  }
+  if (!total) el.append(h("span", { "data-state": "none", grow: 1 }));
+  return el;
+}
+
+function countsText(c) {
+  return stateNames.filter((s) => c[countKeys[s]]).map((s) => c[countKeys[s]] + " " + stateLabels[s]).join(", ") || "no clusters";
+}
+
+function chips(counts) {
+  return h("div", { class: "chips" }, stateNames.filter((s) => counts[countKeys[s]]).map((s) =>
+    h("span", { class: "chip", "data-state": s }, h("b", {}, counts[countKeys[s]]), " " + stateLabels[s])));
+}
+
+function legend() {
+  return h("div", { class: "legend", "aria-hidden": "true" }, stateNames.map((s) =>
+    h("span", {}, h("span", { class: "dot", "data-state": s }), stateLabels[s])));
+}
+
+function renderOverview() {
+  const totals = document.getElementById("totals");
+  const states = Object.entries(overview.states || {}).sort();
+  replace(totals,
+    h("div", { class: "total" }, h("b", {}, overview.rows.length), " rollouts"),
+    ...states.map(([s, n]) => h("div", { class: "total" }, badge(s, n + " " + s))),
+    h("div", { class: "total wide" }, bar(overview.clusters, overview.clusters.total),
+      h("span", { class: "muted" }, overview.clusters.total + " clusters: " + countsText(overview.clusters))),
+    legend(),
+  );
+  const rows = document.getElementById("rows");
+  if (overview.rows.length === 0) {
+    rows.replaceChildren(h("tr", {}, h("td", { colspan: 5, class: "empty" }, "No rollout in " + overview.scope + ".")));
+    return;
+  }
+  rows.replaceChildren(...overview.rows.map((r) => {
+    const sel = { kind: r.kind, namespace: r.namespace, name: r.name };
+    const tr = h("tr", {
+      class: same(sel, selection) ? "selected" : "", tabindex: 0, "data-name": r.name,
+      onclick: () => select(sel), onkeydown: (e) => { if (e.key === "Enter") select(sel); },
+    },
+    h("td", {}, h("div", { class: "name" }, r.name), h("div", { class: "muted" }, r.namespace,
+      r.kind === "ImageBasedGroupUpgrade" ? " · image-based" : "", r.owner ? " · step of " + r.owner : "")),
+    h("td", {}, badge(r.state), r.paused ? badge("Paused", "paused") : null),
+    h("td", { class: "num" }, r.batch || "–"),
+    h("td", {}, bar(r.counts, r.total), h("div", { class: "muted" }, r.done + "/" + r.total + " done")),
+    h("td", {}, r.wait ? h("span", { class: "wait", title: r.wait.message || "" }, r.wait.kind) : ""),
+    );
+    return tr;
+  }));
+}
+
+function select(sel) {
+  selection = sel;
+  detail = null;
+  location.hash = "#/" + sel.kind + "/" + encodeURIComponent(sel.namespace) + "/" + encodeURIComponent(sel.name);
+}
+
+window.addEventListener("hashchange", () => {
+  const sel = parseHash();
+  if (same(sel, selection) && detail) return;
+  selection = sel;
+  detail = null;
+  if (overview) renderOverview();
+  renderDetail();
+  connect();
+});
+
+function renderDetail() {
+  const el = document.getElementById("detail");
+  if (!selection) {
+    el.replaceChildren(h("p", { class: "empty" }, "Select a rollout to see its plan, its running batch and its events."));
+    return;
+  }
+  if (!detail || !same(detail, selection)) {
+    const known = overview && overview.rows.some((r) => same(r, selection));
+    el.replaceChildren(h("p", { class: "empty" }, known || !overview ? "Loading " + selection.name + "…" :
+      selection.namespace + "/" + selection.name + " does not exist (any more)."));
+    return;
+  }
+  const d = detail;
+  replace(el,
+    h("div", { class: "head" },
+      h("div", {}, h("h2", {}, d.name), h("div", { class: "muted" }, d.kind + " in " + d.namespace)),
+      h("div", { class: "actions" }, actionButtons(d))),
+    h("div", { class: "summary" },
+      badge(d.state), d.paused ? badge("Paused", "paused") : null,
+      h("span", { class: "message" }, d.message || "")),
+    d.wait ? h("div", { class: "waitbox" }, h("b", {}, (waitTitles[d.wait.kind] || d.wait.kind) + ": "), d.wait.message || d.wait.reason,
+      d.wait.until ? " (until " + clock(d.wait.until) + ", " + ago(d.wait.until) + ")" : "") : null,
+    d.kind === "ImageBasedGroupUpgrade" ? steps(d) : timeline(d),
+    running(d),
+    problems("Held and waiting clusters", d.held, d.heldNotShown, "held"),
+    problems("Failed and timed-out clusters", d.failed, d.failedNotShown, "failed"),
+    checks(d.checks),
+    approvals(d.approvals),
+    events(d.events),
+  );
+}
+
+// replace sets an element's children, skipping the parts that are not shown (null).
+function replace(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+function actionButtons(d) {
+  if (d.kind !== "ClusterGroupUpgrade") return [];
+  const a = d.actions || {};
+  const out = [];
+  if (a.approve) out.push(button("approve", "Approve batch " + a.approve, "primary",
+    "Approve batch " + a.approve + " of " + d.namespace + "/" + d.name + "? The approval names you as the API server knows you.", a.approve));
+  if (a.enable) out.push(button("enable", "Enable", "primary", "Enable " + d.namespace + "/" + d.name + "? The rollout starts enforcing its policies."));
+  if (a.pause) out.push(button("pause", "Pause", "secondary", "Pause " + d.namespace + "/" + d.name + "? No new batch, cluster or policy starts until you resume."));
+  if (a.resume) out.push(button("resume", "Resume", "primary", "Resume " + d.namespace + "/" + d.name + "?"));
+  return out;
+}
+
+function button(action, label, style, question, batch) {
+  return h("button", { class: style, "data-action": action, onclick: () => confirmThen(label, question, () => act(action, batch)) }, label);
+}
+
+function confirmThen(title, text, then) {
+  const dialog = document.getElementById("confirm");
+  document.getElementById("confirm-title").textContent = title;
+  document.getElementById("confirm-text").textContent = text;
+  document.getElementById("confirm-ok").textContent = title;
+  dialog.returnValue = "";
+  dialog.onclose = () => { if (dialog.returnValue === "ok") then(); };
+  dialog.showModal();
+}
+
+async function act(action, batch) {
+  const body = { namespace: selection.namespace, name: selection.name, action };
+  if (batch) body.batch = batch;
+  try {
+    const resp = await fetch("/api/action", {
+      method: "POST", headers: { "Content-Type": "application/json", "X-Cgu-Dashboard-Token": token },
+      body: JSON.stringify(body),
+    });
+    const result = await resp.json();
+    toast(resp.ok ? result.message : result.error, resp.ok ? "ok" : "error");
+  } catch (e) {
+    toast("The dashboard did not answer: " + e, "error");
+  }
+}
+
+function toast(text, kind) {
+  const el = document.getElementById("toast");
+  el.textContent = text;
+  el.dataset.kind = kind;
+  el.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { el.hidden = true; }, kind === "error" ? 15000 : 6000);
+}
+
+function section(title, ...children) {
+  return h("section", { class: "part" }, h("h3", {}, title), ...children);
+}
+
+function timeline(d) {
+  if (!d.frozen || d.timeline.length === 0) {
+    return section("Plan", h("p", { class: "muted" }, d.planned ?
+      d.planned + " batches planned; the plan is frozen when the rollout starts. kubectl cgu plan " + d.name + " -n " + d.namespace + " previews it." :
+      "No plan yet."));
+  }
+  const blocks = h("ol", { class: "timeline", id: "timeline" }, d.timeline.map((b) => h("li", {
+    class: "batch", "data-state": b.state, "data-index": b.index,
+    title: "Batch " + b.index + (b.canary ? " (canary)" : "") + ": " + b.state + ", " + countsText(b.counts),
+  }, h("div", { class: "label" }, (b.canary ? "C" : "") + b.index), bar(b.counts, b.clusters))));
+  const rows = d.timeline.filter((b) => b.state !== "planned" || b.index <= (d.running ? d.running.index + 1 : 1));
+  const table = h("table", { class: "batches" },
+    h("thead", {}, h("tr", {}, h("th", {}, "Batch"), h("th", {}, "State"), h("th", {}, "Clusters"), h("th", {}, "Started"), h("th", {}, "Ended or times out"))),
+    h("tbody", {}, rows.map((b) => h("tr", { "data-index": b.index, "data-state": b.state },
+      h("td", {}, b.index + (b.canary ? " canary" : "")),
+      h("td", {}, badge(b.state === "ended" && b.endsRollout ? "EndsRollout" : b.state, b.state + (b.endsRollout ? ", ended the rollout" : ""))),
+      h("td", {}, countsText(b.counts)),
+      h("td", {}, b.startedAt ? clock(b.startedAt) : "–"),
+      h("td", {}, b.finishedAt ? clock(b.finishedAt) + " (took " + duration(Math.round((Date.parse(b.finishedAt) - Date.parse(b.startedAt)) / 1000)) + ")" :
+        b.timeoutAt ? "times out " + ago(b.timeoutAt) : "–")))));
+  const ended = d.timeline.filter((b) => b.state === "ended").length;
+  return section("Plan: " + ended + " of " + d.timeline.length + " batches ended",
+    blocks, eta(d.eta), table,
+    rows.length < d.timeline.length ? h("p", { class: "muted" }, (d.timeline.length - rows.length) + " more planned batches.") : null);
+}
+
+function eta(e) {
+  if (!e || !e.batchesLeft) return null;
+  return h("p", { class: "eta" }, e.upperBound ?
+    "At most " + duration(e.totalSeconds) + " left: " + e.batchesLeft + " batches of at most " + duration(e.perBatchSeconds) + " each (their share of the timeout)." :
+    "About " + duration(e.totalSeconds) + " left: " + e.batchesLeft + " batches at the median " + duration(e.perBatchSeconds) + " of the " + e.ended + " that ended.");
+}
+
+function running(d) {
+  const r = d.running;
+  if (!r) return null;
+  return section("Batch " + r.index + (r.ended ? " ended" : " runs"),
+    chips(r.counts),
+    h("ul", { class: "clusters", id: "running" }, r.clusters.map((c) => h("li", {
+      "data-state": c.state, title: c.name + ": " + stateLabels[c.state] + (c.policy ? ", on " + c.policy : "") + (c.reason ? " (" + c.reason + ")" : ""),
+    }, h("span", { class: "dot", "data-state": c.state }), c.name))),
+    r.notShown ? h("p", { class: "muted" }, r.notShown + " more clusters in this batch are not shown; the counts include them.") : null);
+}
+
+function problems(title, list, more, id) {
+  if (!list || list.length === 0) return null;
+  return section(title + " (" + (list.length + (more || 0)) + ")",
+    h("table", { class: "problems", id: id },
+      h("thead", {}, h("tr", {}, h("th", {}, "Cluster"), h("th", {}, "Batch"), h("th", {}, "State"), h("th", {}, "Reason"))),
+      h("tbody", {}, list.map((c) => h("tr", {},
+        h("td", {}, c.name), h("td", { class: "num" }, c.batch || "–"), h("td", {}, badge(c.state, stateLabels[c.state] || c.state)),
+        h("td", {}, [c.policy, c.reason].filter(Boolean).join(": ")))))),
+    more ? h("p", { class: "muted" }, more + " more not shown.") : null);
+}
+
+function checks(c) {
+  if (!c) return null;
+  const counts = Object.entries(c.counts || {}).sort();
+  return section("Upgrade checks",
+    h("div", { class: "chips" }, counts.map(([k, n]) => h("span", { class: "chip", "data-verdict": k }, h("b", {}, n), " " + k))),
+    c.clusters && c.clusters.length ? h("table", { class: "problems" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Cluster"), h("th", {}, "Verdict"), h("th", {}, "Reason"), h("th", {}, "Message"))),
+      h("tbody", {}, c.clusters.map((k) => h("tr", {}, h("td", {}, k.name), h("td", {}, k.outcome), h("td", {}, k.reason), h("td", {}, k.message || ""))))) : null,
+    c.clustersNotShown ? h("p", { class: "muted" }, c.clustersNotShown + " more; kubectl cgu preflight lists all.") : null);
+}
+
+function approvals(list) {
+  if (!list || list.length === 0) return null;
+  return section("Approvals", h("ul", { class: "plain" }, list.map((a) => h("li", {}, "Batch " + a.batch + " by " + (a.by || "someone") + ", " + ago(a.at)))));
+}
+
+function events(list) {
+  if (!list || list.length === 0) return section("Events", h("p", { class: "muted" }, "No event."));
+  return section("Events", h("ul", { class: "events", id: "events" }, list.map((e) => h("li", { "data-type": e.type },
+    h("span", { class: "when", title: clock(e.time) }, timeOfDay(e.time)), h("b", {}, e.reason), " ", e.message, e.count > 1 ? h("span", { class: "muted" }, " ×" + e.count) : null))));
+}
+
+function steps(d) {
+  return section("Plan steps", h("table", { class: "batches" },
+    h("thead", {}, h("tr", {}, h("th", {}, "Step"), h("th", {}, "Actions"), h("th", {}, "State"), h("th", {}, "Clusters"), h("th", {}, "Rollout"))),
+    h("tbody", {}, (d.steps || []).map((s) => h("tr", {},
+      h("td", {}, s.index + 1), h("td", {}, s.actions.join(", ")), h("td", {}, badge(s.state)),
+      h("td", {}, s.counts ? countsText(s.counts) : "–"),
+      h("td", {}, s.upgrade ? h("a", { href: "#/ClusterGroupUpgrade/" + encodeURIComponent(d.namespace) + "/" + encodeURIComponent(s.upgrade) }, s.upgrade) : "–"))))));
+}
+
+// Ages move with time even when nothing changes: redraw the relative times each minute.
+setInterval(() => { if (detail) renderDetail(); }, 60000);
+renderDetail();
+connect();
