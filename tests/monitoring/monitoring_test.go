@@ -8,8 +8,11 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
+	"github.com/cgu-operator/cgu-operator/tests/testenv"
 )
 
 // exported is what a registry with the operator's metrics and a reconcile error counter for
@@ -261,5 +264,65 @@ cgu_operator_batches_overdue 0
 	}
 	if _, err := ParseExposition(strings.NewReader("not an exposition {\n")); err == nil {
 		t.Error("ParseExposition accepted a bad exposition")
+	}
+}
+
+// TestKustomization builds config/monitoring as kubectl apply -k does: the PrometheusRule
+// and the dashboard's ConfigMap, labelled for Grafana's sidecar, in the operator's namespace.
+func TestKustomization(t *testing.T) {
+	root, err := testenv.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "config", "monitoring")
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dashboard, err := os.ReadFile(filepath.Join(dir, "grafana-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]string{}
+	for _, r := range resources.Resources() {
+		kinds[r.GetKind()] = r.GetName()
+		if ns := r.GetNamespace(); ns != "cgu-operator-system" {
+			t.Errorf("%s %s is in namespace %q, want cgu-operator-system", r.GetKind(), r.GetName(), ns)
+		}
+		if r.GetKind() != "ConfigMap" {
+			continue
+		}
+		if got := r.GetLabels()["grafana_dashboard"]; got != "1" {
+			t.Errorf("the dashboard's ConfigMap has grafana_dashboard=%q, want \"1\"", got)
+		}
+		if got := r.GetDataMap()["cgu-operator.json"]; got != string(dashboard) {
+			t.Error("the dashboard's ConfigMap does not hold grafana-dashboard.json as cgu-operator.json")
+		}
+	}
+	want := map[string]string{"PrometheusRule": "cgu-operator", "ConfigMap": "cgu-operator-grafana-dashboard"}
+	if len(kinds) != len(want) || kinds["PrometheusRule"] != want["PrometheusRule"] || kinds["ConfigMap"] != want["ConfigMap"] {
+		t.Errorf("config/monitoring builds %v, want %v", kinds, want)
+	}
+}
+
+func TestDocQueries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "doc.md")
+	doc := "# Title\n\n```promql\n# one\nsum(a)\n\n# two, on two lines\nsum(b)\n  / sum(c)\n```\n\n```sh\nnot(a_query)\n```\n\n```promql\nd\n```\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := DocQueries(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"sum(a)", "sum(b)\n  / sum(c)", "d"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("DocQueries = %q, want %q", got, want)
+	}
+	if err := os.WriteFile(path, []byte("```promql\nsum(a)\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DocQueries(path); err == nil {
+		t.Error("DocQueries accepted a block that is not closed")
 	}
 }
