@@ -149,7 +149,7 @@ func (r *ClusterGroupUpgradeReconciler) reconcile(ctx context.Context, req ctrl.
 	}
 	r.emitEvents(s)
 	r.logTransitions(s)
-	r.Metrics.Upgrade(req.String(), cgu.Status.State, cgu.Status.Counts)
+	r.Metrics.Upgrade(req.String(), &cgu.Status)
 	res := s.result()
 	s.log.V(1).Info("Reconciled", "state", cgu.Status.State, "requeueAfter", res.RequeueAfter)
 	return res, nil

@@ -58,7 +58,8 @@ func recordIndexes() map[string]func(*ranv1alpha1.ClusterGroupUpgradeBatch) []st
 
 // gatherOthers reads, from the batch records that show clusters InProgress, which clusters
 // other rollouts are remediating (a cluster does not start while another rollout has it)
-// and, under the hub-wide cap, how many more may start. Once the rollout finished nothing
+// and, under the hub-wide cap, how many more may start; it reports the count of clusters
+// InProgress, with the cap, to the hub capacity gauges. Once the rollout finished nothing
 // starts: nothing is read.
 func (r *ClusterGroupUpgradeReconciler) gatherOthers(ctx context.Context, s *scope) error {
 	if s.progress.Finished {
@@ -86,6 +87,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherOthers(ctx context.Context, s *sco
 			s.busy[c.Name] = b.Namespace + "/" + b.Spec.Upgrade
 		}
 	}
+	r.Metrics.HubClusters(used, r.MaxClustersInProgress)
 	if r.MaxClustersInProgress > 0 {
 		room := max(r.MaxClustersInProgress-used, 0)
 		s.capacity = &room

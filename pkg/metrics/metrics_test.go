@@ -18,21 +18,32 @@ import (
 const (
 	upgradesMetric = "cgu_operator_upgrades"
 	clustersMetric = "cgu_operator_clusters"
+	waitingMetric  = "cgu_operator_upgrades_waiting"
+	overdueMetric  = "cgu_operator_batches_overdue"
 )
 
-// states maps each label value of a gauge to its value.
+// states maps each label value of a gauge to its value ("" for a gauge without labels).
 type states map[string]float64
 
-// zeroUpgrades and zeroClusters are the gauges with nothing reported.
+// zeroUpgrades, zeroClusters and zeroWaiting are the gauges with nothing reported.
 var (
 	zeroUpgrades = states{"NotStarted": 0, "CannotStart": 0, "NotCompleted": 0, "TimedOut": 0, "Completed": 0}
-	zeroClusters = states{"pending": 0, "in_progress": 0, "completed": 0, "timed_out": 0, "failed": 0}
+	zeroClusters = states{"pending": 0, "in_progress": 0, "completed": 0, "timed_out": 0, "failed": 0, "held": 0}
+	zeroWaiting  = states{
+		"Paused": 0, "WaitingForApproval": 0, "ManagedPolicyChanged": 0, "OutsideMaintenanceWindow": 0, "BatchSoaking": 0,
+		"FailureBudgetExceeded": 0, "MissingBlockingCR": 0, "IncompleteBlockingCR": 0, "BlockingCRCycle": 0,
+	}
 )
 
-func newRecorder(t *testing.T) (*Recorder, *prometheus.Registry) {
+func newRecorder(t *testing.T, opts ...Option) (*Recorder, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
-	return New(reg), reg
+	return New(reg, opts...), reg
+}
+
+// status is the status of a CGU in state with counts c.
+func status(state ranv1alpha1.UpgradeState, c ranv1alpha1.ClusterCounts) *ranv1alpha1.ClusterGroupUpgradeStatus {
+	return &ranv1alpha1.ClusterGroupUpgradeStatus{State: state, Counts: c}
 }
 
 // gauge gathers the gauge name and checks that it has exactly the series of want, none
@@ -69,8 +80,8 @@ func gather(t *testing.T, reg prometheus.Gatherer, name string) states {
 	return gauges[name]
 }
 
-// gatherGauges returns the values of every gauge by state, from one scrape. It does not
-// call t.Fatal, so that goroutines other than the test's may use it.
+// gatherGauges returns the values of every gauge by the value of its one label, from one
+// scrape. It does not call t.Fatal, so that goroutines other than the test's may use it.
 func gatherGauges(reg prometheus.Gatherer) (map[string]states, error) {
 	families, err := reg.Gather()
 	if err != nil {
@@ -83,7 +94,11 @@ func gatherGauges(reg prometheus.Gatherer) (map[string]states, error) {
 		}
 		values := states{}
 		for _, m := range mf.GetMetric() {
-			values[label(m, "state")] = m.GetGauge().GetValue()
+			var key string
+			if ls := m.GetLabel(); len(ls) > 0 {
+				key = ls[0].GetValue()
+			}
+			values[key] = m.GetGauge().GetValue()
 		}
 		out[mf.GetName()] = values
 	}
@@ -110,23 +125,27 @@ func TestStateGaugesStartAtZero(t *testing.T) {
 	_, reg := newRecorder(t)
 	gauge(t, reg, upgradesMetric, zeroUpgrades, nil)
 	gauge(t, reg, clustersMetric, zeroClusters, nil)
+	gauge(t, reg, waitingMetric, zeroWaiting, nil)
+	gauge(t, reg, overdueMetric, states{"": 0}, nil)
+	gauge(t, reg, "cgu_operator_hub_clusters_in_progress", states{"": 0}, nil)
+	gauge(t, reg, "cgu_operator_hub_clusters_in_progress_limit", states{"": 0}, nil)
 }
 
 func TestStateGauges(t *testing.T) {
 	r, reg := newRecorder(t)
 
-	r.Upgrade("ns/a", ranv1alpha1.StateNotStarted, counts(10, 0, 0, 0, 0))
-	r.Upgrade("ns/b", ranv1alpha1.StateNotCompleted, counts(4, 3, 2, 1, 0))
-	r.Upgrade("other/b", ranv1alpha1.StateNotCompleted, counts(0, 5, 0, 0, 1))
-	r.Upgrade("ns/c", ranv1alpha1.StateCannotStart, counts(7, 0, 0, 0, 0))
+	r.Upgrade("ns/a", status(ranv1alpha1.StateNotStarted, counts(10, 0, 0, 0, 0)))
+	r.Upgrade("ns/b", status(ranv1alpha1.StateNotCompleted, counts(4, 3, 2, 1, 0)))
+	r.Upgrade("other/b", status(ranv1alpha1.StateNotCompleted, counts(0, 5, 0, 0, 1)))
+	r.Upgrade("ns/c", status(ranv1alpha1.StateCannotStart, counts(7, 0, 0, 0, 0)))
 	gauge(t, reg, upgradesMetric, zeroUpgrades, states{"NotStarted": 1, "NotCompleted": 2, "CannotStart": 1})
 	gauge(t, reg, clustersMetric, zeroClusters,
 		states{"pending": 21, "in_progress": 8, "completed": 2, "timed_out": 1, "failed": 1})
 
 	// a starts, b times out, c becomes startable and completes at once.
-	r.Upgrade("ns/a", ranv1alpha1.StateNotCompleted, counts(8, 2, 0, 0, 0))
-	r.Upgrade("ns/b", ranv1alpha1.StateTimedOut, counts(0, 0, 6, 4, 0))
-	r.Upgrade("ns/c", ranv1alpha1.StateCompleted, counts(0, 0, 7, 0, 0))
+	r.Upgrade("ns/a", status(ranv1alpha1.StateNotCompleted, counts(8, 2, 0, 0, 0)))
+	r.Upgrade("ns/b", status(ranv1alpha1.StateTimedOut, counts(0, 0, 6, 4, 0)))
+	r.Upgrade("ns/c", status(ranv1alpha1.StateCompleted, counts(0, 0, 7, 0, 0)))
 	gauge(t, reg, upgradesMetric, zeroUpgrades, states{"NotCompleted": 2, "TimedOut": 1, "Completed": 1})
 	gauge(t, reg, clustersMetric, zeroClusters,
 		states{"pending": 8, "in_progress": 7, "completed": 13, "timed_out": 4, "failed": 1})
@@ -148,7 +167,7 @@ func TestStateGauges(t *testing.T) {
 func TestReportingTwiceDoesNotDoubleCount(t *testing.T) {
 	r, reg := newRecorder(t)
 	for range 3 {
-		r.Upgrade("ns/a", ranv1alpha1.StateNotCompleted, counts(1, 2, 3, 0, 0))
+		r.Upgrade("ns/a", status(ranv1alpha1.StateNotCompleted, counts(1, 2, 3, 0, 0)))
 	}
 	gauge(t, reg, upgradesMetric, zeroUpgrades, states{"NotCompleted": 1})
 	gauge(t, reg, clustersMetric, zeroClusters, states{"pending": 1, "in_progress": 2, "completed": 3})
@@ -156,12 +175,12 @@ func TestReportingTwiceDoesNotDoubleCount(t *testing.T) {
 
 func TestUnknownStateAndNegativeCounts(t *testing.T) {
 	r, reg := newRecorder(t)
-	r.Upgrade("ns/new", "", counts(3, 0, 0, 0, 0))
-	r.Upgrade("ns/odd", ranv1alpha1.StateCompleted, ranv1alpha1.ClusterCounts{Completed: 2, Failed: -5})
+	r.Upgrade("ns/new", status("", counts(3, 0, 0, 0, 0)))
+	r.Upgrade("ns/odd", status(ranv1alpha1.StateCompleted, ranv1alpha1.ClusterCounts{Completed: 2, Failed: -5}))
 	gauge(t, reg, upgradesMetric, zeroUpgrades, states{"Completed": 1})
 	gauge(t, reg, clustersMetric, zeroClusters, states{"pending": 3, "completed": 2})
 
-	r.Upgrade("ns/new", ranv1alpha1.StateNotStarted, counts(3, 0, 0, 0, 0))
+	r.Upgrade("ns/new", status(ranv1alpha1.StateNotStarted, counts(3, 0, 0, 0, 0)))
 	r.Forget("ns/odd")
 	gauge(t, reg, upgradesMetric, zeroUpgrades, states{"NotStarted": 1})
 	gauge(t, reg, clustersMetric, zeroClusters, states{"pending": 3})
@@ -313,7 +332,7 @@ func TestConcurrentReports(t *testing.T) {
 			for round := range rounds {
 				for i := range perWorker {
 					key := fmt.Sprintf("ns-%d/cgu-%d", w, i)
-					r.Upgrade(key, steps[(round+i)%len(steps)], counts(round, i, 1, 0, 0))
+					r.Upgrade(key, status(steps[(round+i)%len(steps)], counts(round, i, 1, 0, 0)))
 					r.BatchEnded(OutcomeCompleted, time.Minute)
 					r.RemediationError(OperationPlacement)
 				}
@@ -326,7 +345,7 @@ func TestConcurrentReports(t *testing.T) {
 					r.Forget(key)
 					continue
 				}
-				r.Upgrade(key, ranv1alpha1.StateCompleted, counts(0, 0, 3, 0, 0))
+				r.Upgrade(key, status(ranv1alpha1.StateCompleted, counts(0, 0, 3, 0, 0)))
 			}
 		})
 	}
@@ -391,7 +410,7 @@ func TestDefaultRegistersOnce(t *testing.T) {
 	if first, second := Default(), Default(); first != second {
 		t.Fatal("Default returned two recorders")
 	}
-	Default().Upgrade("default/test", ranv1alpha1.StateCannotStart, counts(2, 0, 0, 0, 0))
+	Default().Upgrade("default/test", status(ranv1alpha1.StateCannotStart, counts(2, 0, 0, 0, 0)))
 	defer Default().Forget("default/test")
 	if got := gather(t, ctrlmetrics.Registry, upgradesMetric)["CannotStart"]; got != 1 {
 		t.Errorf("controller-runtime registry: upgrades{state=\"CannotStart\"} = %v, want 1", got)

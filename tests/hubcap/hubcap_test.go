@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
@@ -60,6 +61,21 @@ func inProgress(ctx context.Context) func(Gomega) int {
 	}
 }
 
+// gauge reads a gauge without labels from controller-runtime's registry, where the operator
+// registers its metrics; -1 when there is none of that name.
+func gauge(name string) func(Gomega) float64 {
+	return func(g Gomega) float64 {
+		families, err := ctrlmetrics.Registry.Gather()
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, f := range families {
+			if f.GetName() == name && len(f.GetMetric()) == 1 {
+				return f.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		return -1
+	}
+}
+
 func rollout(name string, clusters []string, policy string) *ranv1alpha1.ClusterGroupUpgrade {
 	return &ranv1alpha1.ClusterGroupUpgrade{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "cgu-hubcap", Name: name},
@@ -96,6 +112,10 @@ var _ = Describe("The hub-wide cap on clusters under remediation", func() {
 				HaveField("State", ranv1alpha1.ClusterPending), HaveField("Reason", ranv1alpha1.ReasonHubCapacityReached)))),
 		))
 		Consistently(inProgress(ctx)).WithTimeout(2 * time.Second).Should(Equal(capacity))
+
+		By("the hub capacity gauges show the cap reached")
+		Eventually(gauge("cgu_operator_hub_clusters_in_progress")).WithTimeout(settle).Should(BeEquivalentTo(capacity))
+		Expect(gauge("cgu_operator_hub_clusters_in_progress_limit")(Default)).To(BeEquivalentTo(capacity))
 
 		By("one cluster of the first rollout completes: one of the second starts")
 		fleet.Sim.SetBehaviour(a[0], sim.Behaviour{})

@@ -35,6 +35,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
+	"github.com/cgu-operator/cgu-operator/tests/monitoring"
 	"github.com/cgu-operator/cgu-operator/tests/testenv"
 )
 
@@ -178,6 +179,54 @@ var _ = Describe("The manager", Ordered, func() {
 		Expect(errorLines(session.Err.Contents())).To(BeEmpty(), "no error was logged")
 	})
 
+	It("exports every metric, label and value that the alerts and the dashboard of config/monitoring, and docs/metrics.md, query", func() {
+		hubCRDs, err := testenv.HubCRDs()
+		Expect(err).NotTo(HaveOccurred())
+		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: hubCRDs, ErrorIfPathMissing: true})
+		Expect(err).NotTo(HaveOccurred())
+
+		port := freePort()
+		session := startManager("--leader-elect=false", "--health-probe-bind-address=0", "--metrics-secure=false",
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", port))
+		DeferCleanup(func() {
+			session.Signal(syscall.SIGTERM)
+			Eventually(session, 40*time.Second).Should(gexec.Exit(0))
+			Expect(errorLines(session.Err.Contents())).To(BeEmpty(), "no error was logged")
+		})
+		// controller-runtime creates a controller's reconcile metrics when it starts it.
+		for _, name := range []string{"clustergroupupgrade", "imagebasedgroupupgrade", "ztp"} {
+			Eventually(func() []byte { return session.Err.Contents() }, 30*time.Second).
+				Should(ContainSubstring(`"msg":"Starting workers","controller":%q`, name))
+		}
+
+		By("scraping the metrics endpoint")
+		var exported monitoring.Exported
+		Eventually(func() (err error) {
+			exported, err = scrape(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+			return err
+		}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+		Expect(exported).To(HaveKey("cgu_operator_upgrades"))
+		Expect(exported).To(HaveKey("controller_runtime_reconcile_errors_total"))
+
+		root, err := testenv.Root()
+		Expect(err).NotTo(HaveOccurred())
+		By("checking the PrometheusRule")
+		rules, err := monitoring.LoadRules(filepath.Join(root, "config", "monitoring", "prometheusrule.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(monitoring.CheckRules(rules, exported)).To(Succeed())
+		By("checking the Grafana dashboard")
+		dashboard, err := monitoring.LoadDashboard(filepath.Join(root, "config", "monitoring", "grafana-dashboard.json"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(monitoring.CheckDashboard(dashboard, exported)).To(Succeed())
+		By("checking the queries of docs/metrics.md")
+		queries, err := monitoring.DocQueries(filepath.Join(root, "docs", "metrics.md"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(queries).NotTo(BeEmpty())
+		for _, q := range queries {
+			Expect(monitoring.CheckExpr(q, exported)).To(Succeed())
+		}
+	})
+
 	// Each optional API in turn is taken off the hub (its CRDs deleted, then installed again):
 	// the manager starts, says which features are off, and answers a rollout asking for one.
 	DescribeTable("starts on a hub without an optional API",
@@ -218,6 +267,19 @@ var _ = Describe("The manager", Ordered, func() {
 				HaveField("Status", metav1.ConditionTrue), HaveField("Reason", ranv1alpha1.ReasonInProgress)))),
 	)
 })
+
+// scrape reads what the plain-HTTP metrics endpoint at url serves.
+func scrape(url string) (monitoring.Exported, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, fmt.Errorf("scraping %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scraping %s: %s", url, resp.Status)
+	}
+	return monitoring.ParseExposition(resp.Body)
+}
 
 // withoutCRDs deletes the hub CRDs whose file names contain one of names until the test
 // ends, and waits until the hub no longer serves api.
