@@ -278,4 +278,13 @@ var _ = Describe("kubectl cgu dashboard", func() {
 		Expect(text(tab, `#events`)).To(ContainSubstring("CguSuccess"))
 		screenshot(tab, "dashboard-completed")
 	})
+
+	It("refuses at once, with the API server's answer, a user who may not list what it shows", func(ctx SpecContext) {
+		var out, errOut strings.Builder
+		o := cli.Options{IOStreams: genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}}
+		code := cli.Run(ctx, o, []string{"--kubeconfig", kubeconfig, "--as", "nobody", "dashboard", "-n", "cgu-web", "--port", "0"})
+		Expect(code).To(Equal(cli.ExitHubError))
+		Expect(out.String()).To(BeEmpty(), "no page is served")
+		Expect(errOut.String()).To(ContainSubstring(`User "nobody" cannot list resource "clustergroupupgrades"`))
+	}, SpecTimeout(settle))
 })

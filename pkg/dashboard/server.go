@@ -109,21 +109,21 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating an HTTP client of the hub: %w", err)
 	}
-	mapper, err := client.New(o.Config, client.Options{Scheme: scheme, HTTPClient: hc})
+	c, err := client.New(o.Config, client.Options{Scheme: scheme, HTTPClient: hc})
 	if err != nil {
 		return nil, fmt.Errorf("creating a client of the hub: %w", err)
 	}
-	s := &Server{client: mapper, namespace: o.Namespace, now: o.Now}
+	s := &Server{client: c, namespace: o.Namespace, now: o.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if _, err := mapper.RESTMapper().RESTMapping(lcmv1alpha1.GroupVersion.WithKind(KindIBGU).GroupKind()); err == nil {
+	if _, err := c.RESTMapper().RESTMapping(lcmv1alpha1.GroupVersion.WithKind(KindIBGU).GroupKind()); err == nil {
 		s.groups = true
 	} else if !meta.IsNoMatchError(err) {
 		return nil, fmt.Errorf("asking the hub whether it serves ImageBasedGroupUpgrades: %w", err)
 	}
 	opts := cache.Options{
-		Scheme: scheme, HTTPClient: hc, Mapper: mapper.RESTMapper(),
+		Scheme: scheme, HTTPClient: hc, Mapper: c.RESTMapper(),
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			// Only the events about ClusterGroupUpgrades, not every event of the namespace.
@@ -157,8 +157,13 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// Start runs the informers until ctx ends and returns once they synced.
+// Start runs the informers until ctx ends and returns once they synced. A kind the user may
+// not list is refused at once, with the API server's answer: an informer would retry
+// forever.
 func (s *Server) Start(ctx context.Context) error {
+	if err := s.checkAccess(ctx); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	if err := s.cache.IndexField(ctx, &ranv1alpha1.ClusterGroupUpgradeBatch{}, recordsByUpgrade, func(o client.Object) []string {
 		return []string{o.GetNamespace() + "/" + o.(*ranv1alpha1.ClusterGroupUpgradeBatch).Spec.Upgrade}
@@ -203,6 +208,24 @@ func (s *Server) Start(ctx context.Context) error {
 		cancel()
 		<-s.stopped
 		return errors.New("the informers did not sync: can you list and watch ClusterGroupUpgrades, their batches and events?")
+	}
+	return nil
+}
+
+// checkAccess lists one object of each kind the informers watch, as the user.
+func (s *Server) checkAccess(ctx context.Context) error {
+	lists := []client.ObjectList{&ranv1alpha1.ClusterGroupUpgradeList{}, &ranv1alpha1.ClusterGroupUpgradeBatchList{}, &corev1.EventList{}}
+	if s.groups {
+		lists = append(lists, &lcmv1alpha1.ImageBasedGroupUpgradeList{})
+	}
+	for _, list := range lists {
+		opts := []client.ListOption{client.Limit(1)}
+		if s.namespace != "" {
+			opts = append(opts, client.InNamespace(s.namespace))
+		}
+		if err := s.client.List(ctx, list, opts...); err != nil {
+			return fmt.Errorf("the dashboard reads ClusterGroupUpgrades, their batches, ImageBasedGroupUpgrades and events: %w", err)
+		}
 	}
 	return nil
 }
