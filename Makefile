@@ -143,6 +143,10 @@ chromium: ## Install Debian's chromium for the dashboard's browser test, unless 
 dashboard-screenshots: envtest-assets chromium ## Run the dashboard's browser test and keep its screenshots in docs/images (docs/dashboard.md shows them).
 	go test -count=1 -run '^TestDashboard$$' ./pkg/dashboard/ -args -screenshots $(CURDIR)/docs/images
 
+.PHONY: bench-fleettime
+bench-fleettime: ## Upgrade 3,500 simulated clusters in Batches and in Window mode, in simulated time (tests/fleettime); fails when Window misses its targets.
+	go test -count=1 -v -run '^TestWindowAgainstBatches$$' ./tests/fleettime/
+
 .PHONY: envtest-assets
 envtest-assets: $(KUBE_APISERVER) $(ETCD) ## Build envtest's kube-apiserver and etcd from Go modules into bin/k8s.
 

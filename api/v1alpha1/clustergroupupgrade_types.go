@@ -53,7 +53,27 @@ type RemediationStrategySpec struct {
 	// +kubebuilder:validation:XValidation:rule="self >= 0",message="spec.remediationStrategy.timeout must not be negative"
 	// +kubebuilder:validation:XValidation:rule="self <= 5256000",message="spec.remediationStrategy.timeout must be at most 5256000 minutes (ten years)"
 	Timeout int `json:"timeout,omitempty"`
+
+	// Mode says how the clusters after the canaries are remediated. Batches (the default,
+	// TALM's): batches of maxConcurrency clusters, each starting when the previous one
+	// ended. Window: one sliding window of at most maxConcurrency clusters in progress; when
+	// one is done the next planned cluster starts, and each cluster has a deadline of its own
+	// (docs/state-machine.md). An addition to TALM's API.
+	// +optional
+	// +kubebuilder:validation:Enum=Batches;Window
+	Mode RolloutMode `json:"mode,omitempty"`
 }
+
+// RolloutMode is how the clusters after the canaries are remediated.
+type RolloutMode string
+
+const (
+	// ModeBatches remediates batches of maxConcurrency clusters, one after the other (TALM's).
+	ModeBatches RolloutMode = "Batches"
+	// ModeWindow keeps up to maxConcurrency clusters in progress, starting the next planned
+	// cluster as soon as one is done.
+	ModeWindow RolloutMode = "Window"
+)
 
 // NamespacedCR names a namespaced object.
 type NamespacedCR struct {
@@ -528,6 +548,10 @@ type ClusterProgress struct {
 	// Since is when the cluster entered its state, or started its current policy.
 	// +optional
 	Since *metav1.Time `json:"since,omitempty"`
+	// StartedAt is when the cluster started its first policy, in a Window rollout, where
+	// each cluster's deadline counts from its own start.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 	// CompliantSince is when the current policy was first seen compliant, while the
 	// cluster soaks on it (the policy's ran.openshift.io/soak-seconds annotation).
 	// +optional

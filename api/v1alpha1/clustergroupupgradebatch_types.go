@@ -31,6 +31,11 @@ type ClusterGroupUpgradeBatchSpec struct {
 	// Canary is true for a canary batch.
 	// +optional
 	Canary bool `json:"canary,omitempty"`
+	// Window, when not zero, makes the batch a sliding window (spec.remediationStrategy.mode
+	// Window): at most Window of its clusters are in progress at once, started in plan order.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Window int `json:"window,omitempty"`
 	// Clusters of this part of the batch, in plan order.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=250

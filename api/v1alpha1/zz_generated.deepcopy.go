@@ -755,6 +755,10 @@ func (in *ClusterProgress) DeepCopyInto(out *ClusterProgress) {
 		in, out := &in.Since, &out.Since
 		*out = (*in).DeepCopy()
 	}
+	if in.StartedAt != nil {
+		in, out := &in.StartedAt, &out.StartedAt
+		*out = (*in).DeepCopy()
+	}
 	if in.CompliantSince != nil {
 		in, out := &in.CompliantSince, &out.CompliantSince
 		*out = (*in).DeepCopy()

@@ -38,6 +38,9 @@ type PlanBatch struct {
 	Index int `json:"index"`
 	// Canary is true for a canary batch.
 	Canary bool `json:"canary"`
+	// Window, for the window of a Window rollout, is how many of its clusters may be in
+	// progress at once; absent for a batch.
+	Window int `json:"window,omitempty"`
 	// Clusters of the batch, in plan order.
 	Clusters []PlanCluster `json:"clusters"`
 }
@@ -68,7 +71,8 @@ func newPlanCommand(e *env) *cobra.Command {
 		Use:   "plan NAME",
 		Short: "Show the batches of a ClusterGroupUpgrade's plan",
 		Long: `Show the plan of a ClusterGroupUpgrade: one line per batch, canary batches first, with the
-clusters of each batch.
+clusters of each batch. In a Window rollout (spec.remediationStrategy.mode), the clusters
+after the canaries are one batch, a window that keeps maxConcurrency of them in progress.
 
 Before the rollout starts the plan is a preview, computed from the hub as the operator
 computes it (selected clusters, canaries, maxConcurrency, managed policies), with the
@@ -78,7 +82,8 @@ records, with the state of each cluster.
 
 With -o json or -o yaml, print the plan as data:
   frozen            true once the rollout started, false for a preview
-  batches           [{index, canary, clusters: [{name, state}]}], state once frozen
+  batches           [{index, canary, window, clusters: [{name, state}]}], state once frozen;
+                    window, in a Window rollout, is how many of the batch run at once
   skippedCompliant  the clusters left out as already compliant (a preview only)
   problem           {reason, message} when the operator cannot plan the spec`,
 		Example: `  kubectl cgu plan upgrade -n ztp-upgrades
@@ -130,7 +135,7 @@ func readPlan(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 func planOutput(p plan.Plan, frozen bool, state func(string) ranv1alpha1.ClusterState) PlanOutput {
 	out := PlanOutput{Frozen: frozen, Batches: make([]PlanBatch, 0, len(p.Batches)), SkippedCompliant: []string{}}
 	for i, b := range p.Batches {
-		batch := PlanBatch{Index: i + 1, Canary: b.Canary, Clusters: make([]PlanCluster, 0, len(b.Clusters))}
+		batch := PlanBatch{Index: i + 1, Canary: b.Canary, Window: b.Window, Clusters: make([]PlanCluster, 0, len(b.Clusters))}
 		for _, c := range b.Clusters {
 			pc := PlanCluster{Name: c}
 			if state != nil {
@@ -190,8 +195,11 @@ func writePlan(w io.Writer, p painter, t planText) error {
 // wrapped at width.
 func batchLines(p painter, batch PlanBatch, width int) []string {
 	prefix := fmt.Sprintf("Batch %d:", batch.Index)
-	if batch.Canary {
+	switch {
+	case batch.Canary:
 		prefix = fmt.Sprintf("Batch %d (canary):", batch.Index)
+	case batch.Window > 0:
+		prefix = fmt.Sprintf("Batch %d (a window of %d in progress at once):", batch.Index, batch.Window)
 	}
 	words := make([]string, len(batch.Clusters))
 	visible := make([]int, len(batch.Clusters))

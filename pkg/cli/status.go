@@ -125,7 +125,7 @@ func writeStatus(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade, n
 	field(&b, "State", p.state(orDash(string(st.State))))
 	field(&b, "Message", orDash(st.Message))
 	writeConditions(&b, st.Conditions)
-	if err := writeBatch(&b, p, st, now); err != nil {
+	if err := writeBatch(&b, p, cgu, now); err != nil {
 		return err
 	}
 	b.WriteString("\n")
@@ -219,12 +219,13 @@ func reasonAndMessage(reason, message string) string {
 }
 
 // writeBatch writes the current batch: its place in the plan, its times and its clusters.
-func writeBatch(b *strings.Builder, p painter, st ranv1alpha1.ClusterGroupUpgradeStatus, now time.Time) error {
+func writeBatch(b *strings.Builder, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) error {
+	st := cgu.Status
 	cb := st.CurrentBatch
 	if cb == nil {
 		return nil
 	}
-	b.WriteString("\n" + batchHeadline(st, now) + "\n")
+	b.WriteString("\n" + batchHeadline(st, windowOf(cgu), now) + "\n")
 	t := &table{header: []string{"CLUSTER", "STATE", "POLICY", "SINCE"}}
 	for _, c := range cb.Clusters {
 		var since time.Time
@@ -242,15 +243,27 @@ func writeBatch(b *strings.Builder, p painter, st ranv1alpha1.ClusterGroupUpgrad
 	return nil
 }
 
-// batchHeadline is "Batch 2 of 5 (canary), started 4m ago, times out in 12m".
-func batchHeadline(st ranv1alpha1.ClusterGroupUpgradeStatus, now time.Time) string {
+// windowOf is the size of the window of a Window rollout, 0 for TALM's batches.
+func windowOf(cgu *ranv1alpha1.ClusterGroupUpgrade) int {
+	if rs := cgu.Spec.RemediationStrategy; rs != nil && rs.Mode == ranv1alpha1.ModeWindow {
+		return rs.MaxConcurrency
+	}
+	return 0
+}
+
+// batchHeadline is "Batch 2 of 5 (canary), started 4m ago, times out in 12m"; window is the
+// size of a Window rollout's window, 0 for batches.
+func batchHeadline(st ranv1alpha1.ClusterGroupUpgradeStatus, window int, now time.Time) string {
 	cb := st.CurrentBatch
 	line := fmt.Sprintf("Batch %d", cb.Index)
 	if st.Plan != nil {
 		line += fmt.Sprintf(" of %d", st.Plan.Batches)
 	}
-	if cb.Canary {
+	switch {
+	case cb.Canary:
 		line += " (canary)"
+	case window > 0:
+		line += fmt.Sprintf(" (a window of %d at once, each cluster with its own deadline)", window)
 	}
 	if cb.StartedAt != nil {
 		line += ", started " + ago(cb.StartedAt.Time, now)

@@ -140,6 +140,8 @@ type ETA struct {
 type Batch struct {
 	Index  int  `json:"index"`
 	Canary bool `json:"canary,omitempty"`
+	// Window, for the window of a Window rollout, is how many of its clusters run at once.
+	Window int `json:"window,omitempty"`
 	// State is planned, waiting, running or ended.
 	State       string                    `json:"state"`
 	Clusters    int                       `json:"clusters"`
@@ -161,6 +163,9 @@ const (
 // Running is the running batch: its counts and its clusters, not done first.
 type Running struct {
 	Index int `json:"index"`
+	// Window is how many of the batch's clusters run at once in a Window rollout, 0 for a
+	// batch.
+	Window int `json:"window,omitempty"`
 	// Ended is true once the batch ended, while the next one waits to start.
 	Ended    bool                      `json:"ended,omitempty"`
 	Counts   ranv1alpha1.ClusterCounts `json:"counts"`
@@ -428,7 +433,7 @@ func timeline(records []ranv1alpha1.ClusterGroupUpgradeBatch, st ranv1alpha1.Clu
 		r := &records[i]
 		b := byIndex[r.Spec.Index]
 		if b == nil {
-			b = &Batch{Index: r.Spec.Index, Canary: r.Spec.Canary}
+			b = &Batch{Index: r.Spec.Index, Canary: r.Spec.Canary, Window: r.Spec.Window}
 			byIndex[r.Spec.Index] = b
 		}
 		b.Clusters += len(r.Spec.Clusters)
@@ -507,6 +512,7 @@ func running(records []ranv1alpha1.ClusterGroupUpgradeBatch, st ranv1alpha1.Clus
 		}
 		all = append(all, clustersOf(rec)...)
 		r.Ended = rec.Status.FinishedAt != nil
+		r.Window = rec.Spec.Window
 	}
 	for _, c := range all {
 		countState(&r.Counts, ranv1alpha1.ClusterState(c.State))

@@ -293,7 +293,7 @@ func TestDetailIsBoundedOnALargeFleet(t *testing.T) {
 		CurrentBatch: &ranv1alpha1.BatchStatus{Index: 1},
 	}}
 	d := UpgradeDetail(cgu, fleetRecords(10000, 2000), nil)
-	if len(d.Timeline) != 5 || d.Running.Counts.Total != 2000 || d.Running.Counts.Failed != 2000 {
+	if len(d.Timeline) != 5 || d.Running.Counts.Total != 2000 || d.Running.Counts.Failed != 2000 || d.Running.Window != 0 {
 		t.Fatalf("timeline %d batches, running %+v", len(d.Timeline), d.Running.Counts)
 	}
 	if len(d.Running.Clusters) != RunningLimit || d.Running.NotShown != 2000-RunningLimit {
@@ -326,5 +326,19 @@ func BenchmarkUpgradeDetail(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A Window rollout's window shows its size on the timeline and on the running batch.
+func TestWindowShowsItsSize(t *testing.T) {
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{Status: ranv1alpha1.ClusterGroupUpgradeStatus{
+		State: ranv1alpha1.StateNotCompleted, Plan: &ranv1alpha1.PlanSummary{Batches: 2, FrozenAt: at(0)},
+		CurrentBatch: &ranv1alpha1.BatchStatus{Index: 2},
+	}}
+	records := []ranv1alpha1.ClusterGroupUpgradeBatch{record(1, 0, at(0), at(5), 1, ranv1alpha1.ClusterCompleted), record(2, 0, at(5), nil, 40)}
+	records[1].Spec.Window = 10
+	d := UpgradeDetail(cgu, records, nil)
+	if d.Timeline[0].Window != 0 || d.Timeline[1].Window != 10 || d.Running == nil || d.Running.Window != 10 {
+		t.Fatalf("timeline %+v, running %+v", d.Timeline, d.Running)
 	}
 }

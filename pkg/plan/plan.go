@@ -15,8 +15,11 @@ type Input struct {
 	// Canaries are remediated first, one batch each, in this order.
 	Canaries []string
 	// MaxConcurrency is the size of the other batches; zero (or less), or more than the
-	// number of clusters, makes one batch.
+	// number of clusters, makes one batch. With Window, it is the window's size instead.
 	MaxConcurrency int
+	// Window puts the clusters after the canaries in one batch, a sliding window of at most
+	// MaxConcurrency clusters in progress (spec.remediationStrategy.mode Window).
+	Window bool
 	// Compliant holds the clusters already compliant with every managed policy; they are
 	// left out of the plan.
 	Compliant map[string]bool
@@ -30,6 +33,9 @@ type Input struct {
 type Batch struct {
 	Canary   bool
 	Clusters []string
+	// Window, when not zero, makes the batch a sliding window: at most Window of its
+	// clusters are in progress at once, and the next one starts, in order, as one is done.
+	Window int
 }
 
 // Plan is the remediation plan.
@@ -109,6 +115,10 @@ func Build(in Input) (Plan, error) {
 		}
 	}
 	p.SkippedCompliant, p.Unplaced = leftOut(in)
+	if in.Window {
+		p.Batches = append(p.Batches, window(rest, in.MaxConcurrency)...)
+		return p, nil
+	}
 	p.Batches = append(p.Batches, chunk(rest, in.MaxConcurrency)...)
 	return p, nil
 }
@@ -142,6 +152,19 @@ func chunk(clusters []string, size int) []Batch {
 	return batches
 }
 
+// window puts clusters in one batch that keeps at most size of them in progress; a size of
+// zero (or less), or of at least the number of clusters, starts them all, as one batch.
+func window(clusters []string, size int) []Batch {
+	if len(clusters) == 0 {
+		return nil
+	}
+	b := Batch{Clusters: clusters[:len(clusters):len(clusters)]}
+	if size > 0 && size < len(clusters) {
+		b.Window = size
+	}
+	return []Batch{b}
+}
+
 // Without returns the plan less the dropped clusters: each batch keeps its other clusters,
 // in order, and a batch left empty goes. Clusters that failed to pre-cache leave a plan
 // this way before it is frozen.
@@ -155,7 +178,11 @@ func (p Plan) Without(drop map[string]bool) Plan {
 			}
 		}
 		if len(kept) > 0 {
-			out.Batches = append(out.Batches, Batch{Canary: b.Canary, Clusters: kept})
+			w := b.Window
+			if w >= len(kept) {
+				w = 0
+			}
+			out.Batches = append(out.Batches, Batch{Canary: b.Canary, Clusters: kept, Window: w})
 		}
 	}
 	return out

@@ -58,6 +58,11 @@ var shapes = map[string]Input{
 	"all-compliant":    {Clusters: clusterNames("sno", 4), MaxConcurrency: 2, Compliant: set(clusterNames("sno", 4)...)},
 	"nothing-selected": {MaxConcurrency: 2},
 	"single-cluster":   {Clusters: []string{"sno-01"}, MaxConcurrency: 10},
+	"window-after-canaries": {
+		Clusters: clusterNames("sno", 12), Canaries: []string{"sno-01", "sno-07"}, MaxConcurrency: 4, Window: true,
+		Compliant: set("sno-03"),
+	},
+	"window-wider-than-the-fleet": {Clusters: clusterNames("sno", 5), MaxConcurrency: 5, Window: true},
 	"selection-order-kept": {
 		Clusters: []string{"zeta", "alpha", "mike", "bravo", "yankee"}, MaxConcurrency: 2,
 	},
@@ -73,8 +78,11 @@ func render(p Plan) string {
 	fmt.Fprintf(&b, "batches: %d (canary: %d), clusters: %d\n", len(p.Batches), p.CanaryBatches(), p.Clusters())
 	for i, batch := range p.Batches {
 		kind := "batch"
-		if batch.Canary {
+		switch {
+		case batch.Canary:
 			kind = "canary"
+		case batch.Window > 0:
+			kind = fmt.Sprintf("window of %d", batch.Window)
 		}
 		shown := batch.Clusters
 		if len(shown) > 6 {

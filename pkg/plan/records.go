@@ -26,7 +26,7 @@ func Records(p Plan, namespace, name string) []ranv1alpha1.ClusterGroupUpgradeBa
 					Labels:    map[string]string{ranv1alpha1.LabelUpgradeName: names.LabelValue(name)},
 				},
 				Spec: ranv1alpha1.ClusterGroupUpgradeBatchSpec{
-					Upgrade: name, Index: i + 1, Part: part, Parts: parts, Canary: b.Canary,
+					Upgrade: name, Index: i + 1, Part: part, Parts: parts, Canary: b.Canary, Window: b.Window,
 					Clusters: append([]string(nil), b.Clusters[start:end]...),
 				},
 			})
@@ -67,7 +67,7 @@ func FromRecords(records []ranv1alpha1.ClusterGroupUpgradeBatch, name string) (P
 			if !ok {
 				return Plan{}, fmt.Errorf("the plan of %s has no record of part %d of batch %d", name, part, i)
 			}
-			b.Canary = spec.Canary
+			b.Canary, b.Window = spec.Canary, spec.Window
 			b.Clusters = append(b.Clusters, spec.Clusters...)
 		}
 		p.Batches = append(p.Batches, b)

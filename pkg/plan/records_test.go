@@ -9,6 +9,30 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
 
+// A window batch keeps its size in every part of its record, and Without drops the window
+// when it becomes wider than what is left.
+func TestWindowRecords(t *testing.T) {
+	p, err := Build(Input{Clusters: clusterNames("sno", 600), Canaries: []string{"sno-01"}, MaxConcurrency: 100, Window: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := Records(p, "ns", "w")
+	if len(records) != 4 || records[1].Spec.Window != 100 || records[3].Spec.Window != 100 || records[0].Spec.Window != 0 {
+		t.Fatalf("records: %d, windows %d %d %d", len(records), records[0].Spec.Window, records[1].Spec.Window, records[3].Spec.Window)
+	}
+	back, err := FromRecords(records, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if render(back) != render(Plan{Batches: p.Batches}) || back.Batches[1].Window != 100 {
+		t.Fatalf("read back:\n%s\nwant:\n%s", render(back), render(p))
+	}
+	small := p.Without(set(p.Batches[1].Clusters[:550]...))
+	if len(small.Batches) != 2 || len(small.Batches[1].Clusters) != 49 || small.Batches[1].Window != 0 {
+		t.Fatalf("without 550 clusters: %s", render(small))
+	}
+}
+
 func TestRecordsRoundTrip(t *testing.T) {
 	p, err := Build(Input{Clusters: clusterNames("sno", 1200), Canaries: []string{"sno-07"}, MaxConcurrency: 600})
 	if err != nil {

@@ -142,9 +142,9 @@ func GatherIn(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 		return f, nil
 	}
 	var canaries []string
-	maxConcurrency := 0
+	maxConcurrency, window := 0, false
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
-		canaries, maxConcurrency = rs.Canaries, rs.MaxConcurrency
+		canaries, maxConcurrency, window = rs.Canaries, rs.MaxConcurrency, rs.Mode == ranv1alpha1.ModeWindow
 	}
 	// A cluster compliant with every policy is left out, unless steps follow the policies:
 	// no cluster is done with a ManifestWork before it is made.
@@ -153,7 +153,7 @@ func GatherIn(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 		compliant, unplaced = validate.CompliantWithAll(resolved, f.Selected)
 	}
 	f.Plan, err = plan.Build(plan.Input{Clusters: f.Selected, Canaries: canaries, MaxConcurrency: maxConcurrency,
-		Compliant: compliant, Unplaced: unplaced})
+		Window: window, Compliant: compliant, Unplaced: unplaced})
 	if err != nil {
 		f.Invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidCanaries, Message: err.Error()}
 	}

@@ -93,6 +93,9 @@ type Cluster struct {
 	CompliantSince *time.Time
 	// Reason says why a Pending cluster waits, or why it timed out without starting.
 	Reason string
+	// Started is when the cluster started its first policy, in a window batch: its deadline
+	// counts from then. Zero in a batch of TALM's, whose clusters share the batch's start.
+	Started time.Time
 }
 
 // Verifying reports whether the cluster completed its policies and waits for the health

@@ -78,6 +78,9 @@ func clusterFrom(cp ranv1alpha1.ClusterProgress, policies []string) Cluster {
 		t := cp.CompliantSince.Time
 		c.CompliantSince = &t
 	}
+	if cp.StartedAt != nil {
+		c.Started = cp.StartedAt.Time
+	}
 	switch {
 	case c.Verifying(), cp.State == ranv1alpha1.ClusterFailed && cp.CurrentPolicy == "":
 		c.Policy = len(policies) // past its last policy
@@ -125,7 +128,11 @@ func RecordStatuses(records []ranv1alpha1.ClusterGroupUpgradeBatch, d Decision, 
 			st.PausedBefore = &metav1.Duration{Duration: s.pausedBefore.Round(time.Second)}
 		}
 		for _, name := range r.Spec.Clusters {
-			st.Clusters = append(st.Clusters, progressRecord(name, s.clusters[name], policies))
+			cp := progressRecord(name, s.clusters[name], policies)
+			if r.Spec.Window > 0 {
+				cp.StartedAt = Stamp(s.clusters[name].Started)
+			}
+			st.Clusters = append(st.Clusters, cp)
 		}
 		if !sameRecordStatus(r.Status, st) {
 			out[r.Name] = st
@@ -164,7 +171,7 @@ func sameRecordStatus(a, b ranv1alpha1.ClusterGroupUpgradeBatchStatus) bool {
 
 func sameProgress(a, b ranv1alpha1.ClusterProgress) bool {
 	return a.Name == b.Name && a.State == b.State && a.CurrentPolicy == b.CurrentPolicy && a.Reason == b.Reason &&
-		sameStamp(a.Since, b.Since) && sameStamp(a.CompliantSince, b.CompliantSince)
+		sameStamp(a.Since, b.Since) && sameStamp(a.CompliantSince, b.CompliantSince) && sameStamp(a.StartedAt, b.StartedAt)
 }
 
 func sameStamp(a, b *metav1.Time) bool {

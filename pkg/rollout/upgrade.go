@@ -185,9 +185,21 @@ func decideBatch(f Facts) Decision {
 // batch soaked, having counted the batch into the progress; otherwise the decision to
 // return.
 func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decision, bool) {
-	clusters, enforce, wake, holds := stepBatch(f, batch, p.Clusters, clusterDeadline(f, *p, deadline))
+	var clusters map[string]Cluster
+	var enforce map[int][]string
+	var wake time.Time
+	var holds []Hold
+	done := false
+	if batch.Window > 0 {
+		var stopped bool
+		clusters, enforce, wake, holds, stopped = stepWindow(f, *p, batch, deadline)
+		done = windowDone(clusters, batch, stopped)
+	} else {
+		clusters, enforce, wake, holds = stepBatch(f, batch, p.Clusters, clusterDeadline(f, *p, deadline))
+		done = allTerminal(clusters, batch)
+	}
 	p.Clusters = clusters
-	if !allTerminal(clusters, batch) && !endHeld(clusters, batch, holds, f.Now) {
+	if !done && !endHeld(clusters, batch, holds, f.Now) {
 		reason, message := ranv1alpha1.ReasonInProgress, batchMessage(p.Batch, len(f.Plan.Batches), clusters, batch)
 		switch {
 		case f.Gates.Paused:

@@ -51,6 +51,10 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   clusters: [a]
   remediationStrategy: {maxConcurrency: -1}`,
 			"spec.remediationStrategy.maxConcurrency must not be negative"),
+		Entry("an unknown rollout mode", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, mode: Sideways}`,
+			`spec.remediationStrategy.mode: Unsupported value: "Sideways"`),
 		Entry("maxConcurrency that is not a number", `
   clusters: [a]
   remediationStrategy: {maxConcurrency: two}`,
@@ -188,6 +192,9 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
 		Entry("maxConcurrency 0 (one batch)", `
   clusters: [a, b]
   remediationStrategy: {maxConcurrency: 0}`),
+		Entry("the Window mode (an addition)", `
+  clusters: [a, b, c]
+  remediationStrategy: {maxConcurrency: 2, mode: Window}`),
 		Entry("timeout 0 (the default)", `
   clusters: [a]
   remediationStrategy: {maxConcurrency: 1, timeout: 0}`),

@@ -283,8 +283,8 @@ function timeline(d) {
   }
   const blocks = h("ol", { class: "timeline", id: "timeline" }, d.timeline.map((b) => h("li", {
     class: "batch", "data-state": b.state, "data-index": b.index,
-    title: "Batch " + b.index + (b.canary ? " (canary)" : "") + ": " + b.state + ", " + countsText(b.counts),
-  }, h("div", { class: "label" }, (b.canary ? "C" : "") + b.index), bar(b.counts, b.clusters))));
+    title: "Batch " + b.index + (b.canary ? " (canary)" : "") + (b.window ? " (a window of " + b.window + " at once)" : "") + ": " + b.state + ", " + countsText(b.counts),
+  }, h("div", { class: "label" }, (b.canary ? "C" : "") + b.index + (b.window ? " ⇉" + b.window : "")), bar(b.counts, b.clusters))));
   const rows = d.timeline.filter((b) => b.state !== "planned" || b.index <= (d.running ? d.running.index + 1 : 1));
   const table = h("table", { class: "batches" },
     h("thead", {}, h("tr", {}, h("th", {}, "Batch"), h("th", {}, "State"), h("th", {}, "Clusters"), h("th", {}, "Started"), h("th", {}, "Ended or times out"))),
@@ -311,7 +311,8 @@ function eta(e) {
 function running(d) {
   const r = d.running;
   if (!r) return null;
-  return section("Batch " + r.index + (r.ended ? " ended" : " runs"),
+  return section("Batch " + r.index + (r.ended ? " ended" : " runs") +
+    (r.window ? ": a window of " + r.window + " at once, each cluster with its own deadline" : ""),
     chips(r.counts),
     h("ul", { class: "clusters", id: "running" }, r.clusters.map((c) => h("li", {
       "data-state": c.state, title: c.name + ": " + stateLabels[c.state] + (c.policy ? ", on " + c.policy : "") + (c.reason ? " (" + c.reason + ")" : ""),
