@@ -208,8 +208,13 @@ func (r *ClusterGroupUpgradeReconciler) clusterEvents(s *scope, st, old ranv1alp
 		default:
 			continue
 		}
-		if st.StartedAt != nil && c.Since != nil {
-			r.Metrics.ClusterEnded(c.State, c.Since.Sub(st.StartedAt.Time))
+		// A cluster of a window counts from its own start, one of a batch from the batch's.
+		started := st.StartedAt
+		if c.StartedAt != nil {
+			started = c.StartedAt
+		}
+		if started != nil && c.Since != nil {
+			r.Metrics.ClusterEnded(c.State, c.Since.Sub(started.Time))
 		}
 	}
 }

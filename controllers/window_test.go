@@ -38,6 +38,9 @@ var _ = Describe("The Window mode", func() {
 		code, out = kubectlCGU(ctx, "status", cgu.Name, "-n", cgu.Namespace)
 		Expect(code).To(BeZero(), out)
 		Expect(out).To(ContainSubstring("Batch 1 of 1 (a window of 2 at once, each cluster with its own deadline)"))
+		code, out = kubectlCGU(ctx, "preflight", cgu.Name, "-n", cgu.Namespace)
+		Expect(code).To(BeZero(), out)
+		Expect(out).To(ContainSubstring("1 wave of 2 clusters at 0s each, the median of 3 clusters that completed"))
 
 		By("the batch record holds the window and each cluster's start")
 		var records ranv1alpha1.ClusterGroupUpgradeBatchList

@@ -20,6 +20,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/timeout"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
@@ -101,14 +102,17 @@ makes the operator create those views. A y-stream target needs the update graph,
 spec.upgradeChecks.updateService, else the cluster's spec.upstream, else --update-service.
 
 The estimate is the median duration of the batches that ended, times the batches left; before
-any batch ended it is an upper bound, each batch's share of the rollout's timeout. Approvals
-and maintenance windows are not counted.
+any batch ended it is an upper bound, each batch's share of the rollout's timeout. In a Window
+rollout it counts the window's waves (its clusters not done over its size), each the median
+time its completed clusters took, or before any completed, a wave's share of the timeout.
+Approvals and maintenance windows are not counted.
 
 With -o json or -o yaml, print:
   plan            the plan, as plan -o json prints it
   pathValidation  whether the upgrade checks are on
   clusters        [{name, batch, check: {outcome, reason, message, risks, accepted}, health, precache}]
-  estimate        {batchesLeft, perBatch, total, upperBound, basis}`,
+  estimate        {batchesLeft, perBatch, total, upperBound, ended, window}; with window,
+                  batchesLeft counts waves and ended completed clusters`,
 		Example: `  kubectl cgu preflight upgrade -n ztp-upgrades
   kubectl cgu preflight upgrade -o json | jq '.clusters[] | select(.check.outcome != "Proceed")'`,
 		Args: exactlyOneName,
@@ -153,6 +157,13 @@ func (o *preflightOptions) preflight(ctx context.Context, c client.Client, cgu *
 		timeoutMinutes = rs.Timeout
 	}
 	out.Estimate = estimate.Duration(batchesLeft(out.Plan), len(out.Plan.Batches), timeoutMinutes, frozen.Ended)
+	if w, left := windowLeft(out.Plan); w > 0 && left > 0 {
+		// A window's waves: at most a wave's share of the whole timeout each, until one of its
+		// clusters completed.
+		waves := (left + w - 1) / w
+		share := timeout.Overall(time.Time{}, timeoutMinutes).Sub(time.Time{}) / time.Duration(waves)
+		out.Estimate = estimate.Window(left, w, share, frozen.CompletedInWindow)
+	}
 	return out, nil
 }
 
@@ -257,6 +268,23 @@ func previewHealth(ctx context.Context, c client.Client, cgu *ranv1alpha1.Cluste
 }
 
 // batchesLeft counts the batches with a cluster not done (every batch of a preview).
+// windowLeft is the size of the plan's window, if it has one, and how many of its clusters
+// are not done.
+func windowLeft(p PlanOutput) (window, left int) {
+	for _, b := range p.Batches {
+		if b.Window == 0 {
+			continue
+		}
+		for _, c := range b.Clusters {
+			if !terminal(c.State) {
+				left++
+			}
+		}
+		return b.Window, left
+	}
+	return 0, 0
+}
+
 func batchesLeft(p PlanOutput) int {
 	left := 0
 	for _, b := range p.Batches {
@@ -368,6 +396,14 @@ func outcomeColor(outcome string) string {
 // estimateText writes an estimate for people.
 func estimateText(e estimate.Estimate) string {
 	switch {
+	case e.Window > 0 && e.BatchesLeft == 0:
+		return "no cluster left"
+	case e.Window > 0 && e.UpperBound:
+		return fmt.Sprintf("at most %s: %s of %d clusters, each cluster within its share of the timeout (%s)",
+			humanDuration(e.Total.Duration), plural(e.BatchesLeft, "wave"), e.Window, humanDuration(e.PerBatch.Duration))
+	case e.Window > 0:
+		return fmt.Sprintf("about %s: %s of %d clusters at %s each, the median of %s that completed",
+			humanDuration(e.Total.Duration), plural(e.BatchesLeft, "wave"), e.Window, humanDuration(e.PerBatch.Duration), plural(e.Ended, "cluster"))
 	case e.BatchesLeft == 0:
 		return "no batch left"
 	case e.UpperBound:

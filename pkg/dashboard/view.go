@@ -128,6 +128,9 @@ type Detail struct {
 
 // ETA is kubectl cgu preflight's estimate of the batches left (pkg/estimate), in seconds.
 type ETA struct {
+	// BatchesLeft counts the batches not ended or, in a window (Window > 0), the waves left
+	// of its clusters not done.
+	Window          int  `json:"window,omitempty"`
 	BatchesLeft     int  `json:"batchesLeft"`
 	PerBatchSeconds int  `json:"perBatchSeconds"`
 	TotalSeconds    int  `json:"totalSeconds"`
@@ -404,11 +407,27 @@ func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.C
 			minutes = rs.Timeout
 		}
 		e := estimate.Duration(left, len(d.Timeline), minutes, estimate.EndedDurations(records))
-		d.ETA = &ETA{BatchesLeft: e.BatchesLeft, PerBatchSeconds: int(e.PerBatch.Seconds()), TotalSeconds: int(e.Total.Seconds()),
+		window := 0
+		if r := d.Running; r != nil && r.Window > 0 && !r.Ended {
+			window = r.Window
+			e = windowEstimate(d.Timeline[r.Index-1], r, records)
+		}
+		d.ETA = &ETA{Window: window, BatchesLeft: e.BatchesLeft, PerBatchSeconds: int(e.PerBatch.Seconds()), TotalSeconds: int(e.Total.Seconds()),
 			UpperBound: e.UpperBound, Ended: e.Ended}
 	}
 	d.Actions = actions(cgu)
 	return d
+}
+
+// windowEstimate is the estimate of a running window: its clusters not done, a wave at a
+// time, each wave the median time its completed clusters took (pkg/estimate.Window).
+func windowEstimate(b Batch, r *Running, records []ranv1alpha1.ClusterGroupUpgradeBatch) estimate.Estimate {
+	var share time.Duration
+	if b.StartedAt != nil && b.TimeoutAt != nil && r.Window > 0 {
+		waves := (b.Clusters + r.Window - 1) / r.Window
+		share = b.TimeoutAt.Sub(b.StartedAt.Time) / time.Duration(max(waves, 1))
+	}
+	return estimate.Window(r.Counts.Pending+r.Counts.InProgress, r.Window, share, estimate.CompletedInWindow(records))
 }
 
 // actions says which actions apply to the rollout as it stands.

@@ -335,10 +335,21 @@ func TestWindowShowsItsSize(t *testing.T) {
 		State: ranv1alpha1.StateNotCompleted, Plan: &ranv1alpha1.PlanSummary{Batches: 2, FrozenAt: at(0)},
 		CurrentBatch: &ranv1alpha1.BatchStatus{Index: 2},
 	}}
-	records := []ranv1alpha1.ClusterGroupUpgradeBatch{record(1, 0, at(0), at(5), 1, ranv1alpha1.ClusterCompleted), record(2, 0, at(5), nil, 40)}
+	// 40 clusters, 10 at a time: 4 waves in 200 minutes, 50 a cluster. Two completed, in 20
+	// and 30 minutes; 10 run, 28 wait: 4 waves left at the median 25 minutes.
+	records := []ranv1alpha1.ClusterGroupUpgradeBatch{record(1, 0, at(0), at(5), 1, ranv1alpha1.ClusterCompleted),
+		record(2, 0, at(5), nil, 40, append([]ranv1alpha1.ClusterState{ranv1alpha1.ClusterCompleted, ranv1alpha1.ClusterCompleted},
+			repeat(ranv1alpha1.ClusterInProgress, 10)...)...)}
 	records[1].Spec.Window = 10
+	records[1].Status.TimeoutAt = at(205)
+	for i, took := range []int{20, 30} {
+		records[1].Status.Clusters[i].StartedAt, records[1].Status.Clusters[i].Since = at(5), at(5+took)
+	}
 	d := UpgradeDetail(cgu, records, nil)
 	if d.Timeline[0].Window != 0 || d.Timeline[1].Window != 10 || d.Running == nil || d.Running.Window != 10 {
 		t.Fatalf("timeline %+v, running %+v", d.Timeline, d.Running)
+	}
+	if want := (ETA{Window: 10, BatchesLeft: 4, PerBatchSeconds: 1500, TotalSeconds: 6000, Ended: 2}); d.ETA == nil || *d.ETA != want {
+		t.Errorf("ETA %+v, want %+v", d.ETA, want)
 	}
 }

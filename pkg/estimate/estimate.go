@@ -27,6 +27,9 @@ type Estimate struct {
 	UpperBound bool `json:"upperBound"`
 	// Ended is how many ended batches the median is taken over.
 	Ended int `json:"ended"`
+	// Window, for the window of a Window rollout, is its size: BatchesLeft then counts its
+	// waves left, PerBatch is a cluster's time, and Ended the clusters that completed.
+	Window int `json:"window,omitempty"`
 }
 
 // Duration estimates the batches left of a plan of batches batches whose ended
@@ -39,12 +42,7 @@ func Duration(left, batches, timeoutMinutes int, ended []time.Duration) Estimate
 	}
 	var per time.Duration
 	if len(ended) > 0 {
-		sorted := slices.Clone(ended)
-		slices.Sort(sorted)
-		per = sorted[len(sorted)/2]
-		if len(sorted)%2 == 0 {
-			per = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
-		}
+		per = median(ended)
 	} else {
 		start := time.Unix(0, 0)
 		per = timeout.Batch(start, timeout.Overall(start, timeoutMinutes), batches).Sub(start)
@@ -65,4 +63,59 @@ func EndedDurations(records []ranv1alpha1.ClusterGroupUpgradeBatch) []time.Durat
 		}
 	}
 	return out
+}
+
+// Window estimates the rest of a Window rollout's window: its clusters not done (left, the
+// running ones included), window at a time. Each wave takes the median time the window's
+// completed clusters took from their start, or before any completed, each cluster's share of
+// the window's time (share), an upper bound. BatchesLeft counts the waves left.
+func Window(left, window int, share time.Duration, completed []time.Duration) Estimate {
+	waves := 0
+	if left > 0 {
+		waves = 1
+		if window > 0 {
+			waves = (left + window - 1) / window
+		}
+	}
+	e := Estimate{BatchesLeft: waves, Ended: len(completed), Window: window}
+	if waves == 0 {
+		return e
+	}
+	per := median(completed)
+	if len(completed) == 0 {
+		per, e.UpperBound = share, true
+	}
+	e.PerBatch = metav1.Duration{Duration: per}
+	e.Total = metav1.Duration{Duration: per * time.Duration(waves)}
+	return e
+}
+
+// CompletedInWindow are how long each completed cluster of a window took, from its start to
+// its completion, from the window's records.
+func CompletedInWindow(records []ranv1alpha1.ClusterGroupUpgradeBatch) []time.Duration {
+	var out []time.Duration
+	for _, r := range records {
+		if r.Spec.Window == 0 {
+			continue
+		}
+		for _, c := range r.Status.Clusters {
+			if c.State == ranv1alpha1.ClusterCompleted && c.StartedAt != nil && c.Since != nil {
+				out = append(out, c.Since.Sub(c.StartedAt.Time))
+			}
+		}
+	}
+	return out
+}
+
+// median is the median of ds, 0 for none.
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(ds)
+	slices.Sort(sorted)
+	if len(sorted)%2 == 0 {
+		return (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
+	}
+	return sorted[len(sorted)/2]
 }

@@ -29,6 +29,9 @@ type Frozen struct {
 	Clusters map[string]ranv1alpha1.ClusterProgress
 	// Ended are the durations of the batches that ended.
 	Ended []time.Duration
+	// CompletedInWindow are the durations of the completed clusters of a Window rollout's
+	// window, each from its own start.
+	CompletedInWindow []time.Duration
 }
 
 // State returns a planned cluster's state, Pending when its batch has not started.
@@ -104,6 +107,7 @@ func FromRecords(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.Clu
 	}
 	f.Plan = p
 	f.Ended = estimate.EndedDurations(records)
+	f.CompletedInWindow = estimate.CompletedInWindow(records)
 	f.Clusters = map[string]ranv1alpha1.ClusterProgress{}
 	for _, b := range records {
 		if b.Spec.Upgrade != cgu.Name {

@@ -45,7 +45,11 @@ func TestFleetRollout(t *testing.T) {
 		t.Log(r.summary())
 		results = append(results, r)
 	}
+	verdicts := targets(c, results)
 	rep := report(c, results)
+	var b strings.Builder
+	writeTargets(&b, verdicts)
+	rep += b.String()
 	t.Log("\n" + rep)
 	if out := os.Getenv("BENCH_OUT"); out != "" {
 		if err := appendFile(out, rep); err != nil {
@@ -53,15 +57,23 @@ func TestFleetRollout(t *testing.T) {
 		}
 	}
 	for _, r := range results {
-		if r.err != nil && smoke {
+		if r.err != nil {
 			t.Errorf("%s: %v", r.phase, r.err)
 		}
-		if r.requests != nil && smoke {
-			for _, err := range requestTargets(*r.requests, c.clusters) {
-				t.Errorf("%s: %v", r.phase, err)
-			}
+	}
+	// The smoke fleet of make test is too small and too busy a harness for the ratio and
+	// switch targets: it checks what holds at any size.
+	for _, v := range verdicts {
+		if !v.met && (!smoke || !sizeDependent(v.target)) {
+			t.Errorf("%s missed its target: %s (%s)", v.phase, v.target, v.figure)
 		}
 	}
+}
+
+// sizeDependent reports whether a target is meant for a real fleet: the ratio to the floor
+// and the batch switch, which a 50-cluster fleet measures in noise.
+func sizeDependent(target string) bool {
+	return strings.HasPrefix(target, "converged") || strings.HasPrefix(target, "batch switch")
 }
 
 // setLogs sends controller-runtime's logs to the file at path, or nowhere when path is
@@ -82,27 +94,6 @@ func setLogs(path string) (func(), error) {
 
 // eventCreates is the request key of the events the operator writes.
 const eventCreates = "CREATE events"
-
-// requestTargets checks the operator's requests during a rollout against the targets that
-// hold at any fleet size: nothing listed or watched anew after the caches synced, at most
-// three writes per cluster besides events, and at most two and a half events per cluster
-// (TALM's two per cluster, a start and a completion, then a few per batch and rollout).
-func requestTargets(rq requestCounts, clusters int) []error {
-	var errs []error
-	for k, v := range rq.after {
-		if verb := strings.SplitN(k, " ", 2)[0]; verb == "LIST" || verb == "WATCH" {
-			errs = append(errs, fmt.Errorf("%d × %s after the caches synced: an informer started late, or a read bypassed the cache", v, k))
-		}
-	}
-	events := rq.after[eventCreates]
-	if writes := total(rq.after, isWrite) - events; writes > 3*clusters {
-		errs = append(errs, fmt.Errorf("%d writes besides events for %d clusters, more than 3 per cluster: %v", writes, clusters, rq.after))
-	}
-	if 2*events > 5*clusters {
-		errs = append(errs, fmt.Errorf("%d events for %d clusters, more than 2.5 per cluster", events, clusters))
-	}
-	return errs
-}
 
 // phaseKind is what a phase runs: the floor driver or the operator, in an enforcement mode.
 type phaseKind struct {

@@ -303,6 +303,11 @@ function timeline(d) {
 
 function eta(e) {
   if (!e || !e.batchesLeft) return null;
+  if (e.window) {
+    return h("p", { class: "eta" }, e.upperBound ?
+      "At most " + duration(e.totalSeconds) + " left: " + e.batchesLeft + " waves of " + e.window + " clusters, at most " + duration(e.perBatchSeconds) + " each (a cluster's share of the timeout)." :
+      "About " + duration(e.totalSeconds) + " left: " + e.batchesLeft + " waves of " + e.window + " clusters at the median " + duration(e.perBatchSeconds) + " of the " + e.ended + " clusters that completed.");
+  }
   return h("p", { class: "eta" }, e.upperBound ?
     "At most " + duration(e.totalSeconds) + " left: " + e.batchesLeft + " batches of at most " + duration(e.perBatchSeconds) + " each (their share of the timeout)." :
     "About " + duration(e.totalSeconds) + " left: " + e.batchesLeft + " batches at the median " + duration(e.perBatchSeconds) + " of the " + e.ended + " that ended.");
