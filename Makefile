@@ -125,7 +125,7 @@ FLEET_UPGRADE ?=
 FLEET_TIMEOUT ?= 30m
 
 .PHONY: bench-fleet
-bench-fleet: envtest-assets ## Roll a simulated fleet out with the floor driver, then the operator, in Override mode, then in Copy mode (FLEET=1000x2/250, FLEET_UPGRADE=30s, FLEET_TIMEOUT=30m, FLEET_PROPAGATOR=1000/10/20, BENCH_PHASES=floor,operator).
+bench-fleet: envtest-assets ## Roll a simulated fleet out with the floor driver, then the operator, in Override mode, then in Copy mode (FLEET=1000x2/250, FLEET_UPGRADE=30s, FLEET_TIMEOUT=30m, FLEET_PROPAGATOR=1000/10/20, BENCH_PHASES=floor,operator, BENCH_MODE=Window).
 	BENCH_FLEET='$(FLEET)' BENCH_UPGRADE='$(FLEET_UPGRADE)' BENCH_TIMEOUT='$(FLEET_TIMEOUT)' BENCH_PROPAGATOR='$(FLEET_PROPAGATOR)' \
 		go test -count=1 -v -timeout 3h -run '^TestFleetRollout$$' ./tests/bench/
 

@@ -223,7 +223,7 @@ func runOperator(ctx context.Context, f *fleet, obs *observer, c config, mode ra
 	if err != nil {
 		return err
 	}
-	cgu := newUpgrade(f, c.maxConcurrency)
+	cgu := newUpgrade(f, c.maxConcurrency, c.mode)
 	start := time.Now()
 	if err := f.hub.Client.Create(ctx, cgu); err != nil {
 		_, _ = run.stop()

@@ -14,6 +14,7 @@ import (
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
@@ -42,6 +43,8 @@ type config struct {
 	phases []string
 	// propagator tunes the hub world's governance-policy-propagator (zero: its defaults).
 	propagator world.PropagatorOptions
+	// mode is the operator's rollout mode (BENCH_MODE; empty: Batches, TALM's).
+	mode ranv1alpha1.RolloutMode
 }
 
 func (c config) String() string {
@@ -50,6 +53,9 @@ func (c config) String() string {
 		s += " upgrade " + c.upgrade.String()
 	} else {
 		s += " instant"
+	}
+	if c.mode != "" {
+		s += ", mode " + string(c.mode)
 	}
 	return s
 }
@@ -60,7 +66,8 @@ var defaultPhases = []string{overrideFloor, "operator-override", "floor", "opera
 
 // configFromEnv reads BENCH_FLEET ("<clusters>x<policies>/<maxConcurrency>"), BENCH_UPGRADE
 // (a duration), BENCH_NAMES ("long", the default, or "short"), BENCH_TIMEOUT, BENCH_PHASES
-// (comma-separated names of phaseKinds; defaultPhases without it) and BENCH_PROPAGATOR
+// (comma-separated names of phaseKinds; defaultPhases without it), BENCH_MODE (the
+// operator's rollout mode: Batches, the default, or Window) and BENCH_PROPAGATOR
 // ("<qps>/<root-status workers>/<replicated-policy workers>", the propagator's client QPS,
 // burst twice that). Without BENCH_FLEET it returns the smoke fleet.
 func configFromEnv() (config, bool, error) {
@@ -86,13 +93,11 @@ func configFromEnv() (config, bool, error) {
 		}
 	}
 	c.longNames = os.Getenv("BENCH_NAMES") != "short"
-	if v := os.Getenv("BENCH_PHASES"); v != "" {
-		c.phases = strings.Split(v, ",")
+	if c.mode, err = modeFromEnv(); err != nil {
+		return c, smoke, err
 	}
-	for _, p := range c.phases {
-		if _, ok := phaseKinds[p]; !ok {
-			return c, smoke, fmt.Errorf("BENCH_PHASES: unknown phase %q (%s)", p, strings.Join(slices.Sorted(maps.Keys(phaseKinds)), ", "))
-		}
+	if c.phases, err = phasesFromEnv(); err != nil {
+		return c, smoke, err
 	}
 	if v := os.Getenv("BENCH_PROPAGATOR"); v != "" {
 		p := &c.propagator
@@ -105,6 +110,30 @@ func configFromEnv() (config, bool, error) {
 		return c, smoke, fmt.Errorf("BENCH_FLEET=%q: every number must be positive", spec)
 	}
 	return c, smoke, nil
+}
+
+// phasesFromEnv reads BENCH_PHASES, defaultPhases without it.
+func phasesFromEnv() ([]string, error) {
+	phases := defaultPhases
+	if v := os.Getenv("BENCH_PHASES"); v != "" {
+		phases = strings.Split(v, ",")
+	}
+	for _, p := range phases {
+		if _, ok := phaseKinds[p]; !ok {
+			return nil, fmt.Errorf("BENCH_PHASES: unknown phase %q (%s)", p, strings.Join(slices.Sorted(maps.Keys(phaseKinds)), ", "))
+		}
+	}
+	return phases, nil
+}
+
+// modeFromEnv reads BENCH_MODE: the operator's rollout mode, empty for TALM's batches.
+func modeFromEnv() (ranv1alpha1.RolloutMode, error) {
+	switch m := ranv1alpha1.RolloutMode(os.Getenv("BENCH_MODE")); m {
+	case "", ranv1alpha1.ModeBatches, ranv1alpha1.ModeWindow:
+		return m, nil
+	default:
+		return "", fmt.Errorf("BENCH_MODE=%q, want Batches or Window", m)
+	}
 }
 
 // clusterName is the i-th cluster's name: 63 characters with longNames.

@@ -101,15 +101,15 @@ func (r *operatorRun) stop() (childReport, error) {
 }
 
 // newUpgrade is the benchmark's ClusterGroupUpgrade: every cluster of the fleet by label,
-// the managed policies in order, maxConcurrency clusters at a time, enabled at once, with a
-// timeout long enough never to matter.
-func newUpgrade(f *fleet, maxConcurrency int) *ranv1alpha1.ClusterGroupUpgrade {
+// the managed policies in order, maxConcurrency clusters at a time in mode (empty: TALM's
+// batches), enabled at once, with a timeout long enough never to matter.
+func newUpgrade(f *fleet, maxConcurrency int, mode ranv1alpha1.RolloutMode) *ranv1alpha1.ClusterGroupUpgrade {
 	return &ranv1alpha1.ClusterGroupUpgrade{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: rolloutNamespace},
 		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
 			ClusterLabelSelectors: []ranv1alpha1.ClusterLabelSelector{{MatchLabels: map[string]string{fleetLabel: "bench"}}},
 			ManagedPolicies:       f.policyNames(),
-			RemediationStrategy:   &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: maxConcurrency, Timeout: 24 * 60},
+			RemediationStrategy:   &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: maxConcurrency, Timeout: 24 * 60, Mode: mode},
 			Enable:                ptr.To(true),
 		},
 	}
