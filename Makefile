@@ -143,6 +143,21 @@ chromium: ## Install Debian's chromium for the dashboard's browser test, unless 
 dashboard-screenshots: envtest-assets chromium ## Run the dashboard's browser test and keep its screenshots in docs/images (docs/dashboard.md shows them).
 	go test -count=1 -run '^TestDashboard$$' ./pkg/dashboard/ -args -screenshots $(CURDIR)/docs/images
 
+# The scale curve (docs/benchmarks.md, "Scale curve"): the fleet benchmark at each size of
+# CURVE_SIZES, CURVE_POLICIES policies, 500 at a time, against the Override floor, then the fit.
+# A size whose hub does not settle in FLEET_TIMEOUT is recorded as failed and left out of the fit.
+CURVE_SIZES ?= 500 1000 2000 3500
+CURVE_POLICIES ?= 10
+CURVE_OUT ?= $(LOCALBIN)/curve.jsonl
+
+.PHONY: bench-curve
+bench-curve: envtest-assets ## Run the fleet benchmark at CURVE_SIZES clusters x CURVE_POLICIES policies and fit the scale curve (hack/benchcurve), projected to 3,500 and 10,000 clusters.
+	rm -f $(CURVE_OUT)
+	for n in $(CURVE_SIZES); do \
+		$(MAKE) bench-fleet FLEET=$${n}x$(CURVE_POLICIES)/500 BENCH_PHASES=floor-override,operator-override BENCH_JSON=$(CURVE_OUT) || true; \
+	done
+	go run ./hack/benchcurve $(CURVE_OUT)
+
 .PHONY: bench-fleettime
 bench-fleettime: ## Upgrade 3,500 simulated clusters in Batches and in Window mode, in simulated time (tests/fleettime); fails when Window misses its targets.
 	go test -count=1 -v -run '^TestWindowAgainstBatches$$' ./tests/fleettime/

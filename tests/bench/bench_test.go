@@ -51,10 +51,8 @@ func TestFleetRollout(t *testing.T) {
 	writeTargets(&b, verdicts)
 	rep += b.String()
 	t.Log("\n" + rep)
-	if out := os.Getenv("BENCH_OUT"); out != "" {
-		if err := appendFile(out, rep); err != nil {
-			t.Error(err)
-		}
+	if err := writeOutputs(c, results, rep); err != nil {
+		t.Error(err)
 	}
 	for _, r := range results {
 		if r.err != nil {
@@ -68,6 +66,20 @@ func TestFleetRollout(t *testing.T) {
 			t.Errorf("%s missed its target: %s (%s)", v.phase, v.target, v.figure)
 		}
 	}
+}
+
+// writeOutputs appends the report to the file BENCH_OUT names, and the figures to the one
+// BENCH_JSON names, when they do.
+func writeOutputs(c config, results []phaseResult, rep string) error {
+	if out := os.Getenv("BENCH_OUT"); out != "" {
+		if err := appendFile(out, rep); err != nil {
+			return err
+		}
+	}
+	if out := os.Getenv("BENCH_JSON"); out != "" {
+		return appendFile(out, figuresJSON(c, results))
+	}
+	return nil
 }
 
 // sizeDependent reports whether a target is meant for a real fleet: the ratio to the floor

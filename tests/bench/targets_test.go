@@ -94,10 +94,18 @@ func requestVerdicts(phase string, rq requestCounts, clusters int) []verdict {
 	events := rq.after[eventCreates]
 	writes := float64(total(rq.after, isWrite)-events) / float64(clusters)
 	perCluster := float64(events) / float64(clusters)
+	// A WATCH of a resource already watched before the sync renews an informer's watch (the
+	// API server ends watches after a while); a LIST, or a WATCH of anything else, is an
+	// informer started late or a read that bypassed the cache.
 	var late []string
 	for k, v := range rq.after {
-		if verb := strings.SplitN(k, " ", 2)[0]; verb == "LIST" || verb == "WATCH" {
+		switch strings.SplitN(k, " ", 2)[0] {
+		case "LIST":
 			late = append(late, fmt.Sprintf("%d %s", v, k))
+		case "WATCH":
+			if rq.before[k] == 0 {
+				late = append(late, fmt.Sprintf("%d %s", v, k))
+			}
 		}
 	}
 	lateFigure := "none"
@@ -108,7 +116,7 @@ func requestVerdicts(phase string, rq requestCounts, clusters int) []verdict {
 		{phase, fmt.Sprintf("writes per cluster, events aside, at most %.1f", maxWritesPerCluster), fmt.Sprintf("%.3f", writes), writes <= maxWritesPerCluster},
 		{phase, fmt.Sprintf("events per cluster at most %.1f", maxEventsPerCluster), fmt.Sprintf("%.3f", perCluster), perCluster <= maxEventsPerCluster},
 		{phase, fmt.Sprintf("largest object written at most %d KiB", maxObject>>10), fmt.Sprintf("%.1f KiB (%s)", float64(rq.largest)/1024, rq.largestOf), rq.largest <= maxObject},
-		{phase, "no LIST or WATCH after the caches synced", lateFigure, len(late) == 0},
+		{phase, "no LIST after the caches synced, no WATCH but renewals", lateFigure, len(late) == 0},
 	}
 }
 
@@ -131,7 +139,8 @@ func writeTargets(b *strings.Builder, verdicts []verdict) {
 // a missed target.
 func TestTargetsCanBeMissed(t *testing.T) {
 	c := config{clusters: 1000}
-	good := requestCounts{after: map[string]int{"PATCH placementbindings": 200, eventCreates: 1900, "GET policies": 50}, largest: 100 << 10, largestOf: "PATCH clustergroupupgrades/status"}
+	good := requestCounts{before: map[string]int{"WATCH policies": 1}, after: map[string]int{"PATCH placementbindings": 200, eventCreates: 1900,
+		"GET policies": 50, "WATCH policies": 1}, largest: 100 << 10, largestOf: "PATCH clustergroupupgrades/status"}
 	results := []phaseResult{
 		{phase: overrideFloor, converged: 60 * time.Second},
 		{phase: "operator-override", converged: 66 * time.Second, switches: []time.Duration{time.Second},
@@ -142,7 +151,7 @@ func TestTargetsCanBeMissed(t *testing.T) {
 			t.Errorf("a good run missed %q: %s", v.target, v.figure)
 		}
 	}
-	bad := requestCounts{after: map[string]int{"PATCH placementbindings": 3500, eventCreates: 2600, "LIST policies": 1}, largest: 300 << 10, largestOf: "PUT x"}
+	bad := requestCounts{after: map[string]int{"PATCH placementbindings": 3500, eventCreates: 2600, "WATCH configmaps": 1}, largest: 300 << 10, largestOf: "PUT x"}
 	results[1] = phaseResult{phase: "operator-override", converged: 90 * time.Second, switches: []time.Duration{3 * time.Second},
 		operator: &childReport{RSSPeak: 300 << 20}, requests: &bad}
 	missed := map[string]bool{}
