@@ -582,6 +582,24 @@ type ClusterCounts struct {
 	Held int `json:"held,omitempty"`
 }
 
+// Add counts one more cluster in state s; an unknown state is not counted.
+func (c *ClusterCounts) Add(s ClusterState) {
+	switch s {
+	case ClusterPending:
+		c.Pending++
+	case ClusterInProgress:
+		c.InProgress++
+	case ClusterCompleted:
+		c.Completed++
+	case ClusterTimedOut:
+		c.TimedOut++
+	case ClusterFailed:
+		c.Failed++
+	case ClusterHeld:
+		c.Held++
+	}
+}
+
 // Progress holds the printer-column strings, written with the counts they summarize.
 type Progress struct {
 	// Batch is "current/total", for example "2/5"; "0/5" before the rollout starts.

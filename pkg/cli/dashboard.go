@@ -53,13 +53,9 @@ func (o *dashboardOptions) run(ctx context.Context, _ []string) error {
 	if o.port < 0 || o.port > 65535 {
 		return usageError("--port must be between 0 and 65535, got %d", o.port)
 	}
-	cfg, err := o.config.ToRESTConfig()
+	cfg, namespace, err := o.restConfig()
 	if err != nil {
-		return fmt.Errorf("loading the kubeconfig: %w", err)
-	}
-	namespace, _, err := o.config.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
+		return err
 	}
 	if o.allNamespaces {
 		namespace = ""

@@ -20,6 +20,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
@@ -106,8 +107,9 @@ func (e *env) painter() painter {
 // width returns the width of the output, for wrapping lists.
 func (e *env) width() int { return width(e.IOStreams.Out) }
 
-// client returns a client of the hub and the namespace the kubeconfig flags name.
-func (e *env) client() (client.Client, string, error) {
+// restConfig returns the configuration reaching the hub and the namespace the kubeconfig
+// flags name.
+func (e *env) restConfig() (*rest.Config, string, error) {
 	cfg, err := e.config.ToRESTConfig()
 	if err != nil {
 		return nil, "", hubError(fmt.Errorf("loading the kubeconfig: %w", err))
@@ -115,6 +117,15 @@ func (e *env) client() (client.Client, string, error) {
 	namespace, _, err := e.config.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return nil, "", hubError(fmt.Errorf("reading the namespace from the kubeconfig: %w", err))
+	}
+	return cfg, namespace, nil
+}
+
+// client returns a client of the hub and the namespace the kubeconfig flags name.
+func (e *env) client() (client.Client, string, error) {
+	cfg, namespace, err := e.restConfig()
+	if err != nil {
+		return nil, "", err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: newScheme()})
 	if err != nil {

@@ -487,20 +487,10 @@ func timeline(records []ranv1alpha1.ClusterGroupUpgradeBatch, st ranv1alpha1.Clu
 }
 
 func countState(c *ranv1alpha1.ClusterCounts, s ranv1alpha1.ClusterState) {
-	switch s {
-	case ranv1alpha1.ClusterPending, "":
-		c.Pending++
-	case ranv1alpha1.ClusterInProgress:
-		c.InProgress++
-	case ranv1alpha1.ClusterCompleted:
-		c.Completed++
-	case ranv1alpha1.ClusterTimedOut:
-		c.TimedOut++
-	case ranv1alpha1.ClusterFailed:
-		c.Failed++
-	case ranv1alpha1.ClusterHeld:
-		c.Held++
+	if s == "" { // not started: no entry in its record's status yet
+		s = ranv1alpha1.ClusterPending
 	}
+	c.Add(s)
 }
 
 func earliest(a, b *metav1.Time) *metav1.Time {

@@ -266,29 +266,51 @@ func finishIfOver(f Facts, p Progress, batch plan.Batch, overall time.Time) (Dec
 }
 
 func stepBatch(f Facts, batch plan.Batch, previous map[string]Cluster, deadline time.Time) (map[string]Cluster, map[int][]string, time.Time, []Hold) {
-	clusters := make(map[string]Cluster, len(batch.Clusters))
-	enforce := map[int][]string{}
-	var wake time.Time
-	var holds []Hold
-	capacity := f.Gates.Capacity
-	if capacity != nil {
-		room := *capacity
-		capacity = &room
-	}
+	st := newStepped(len(batch.Clusters))
+	capacity := roomUnderCap(f.Gates)
 	for _, name := range batch.Clusters {
 		c, again, hold := stepCluster(f, name, previous[name], deadline, capacity)
-		if hold != nil {
-			holds = append(holds, *hold)
-		}
-		clusters[name] = c
-		if c.State == ranv1alpha1.ClusterInProgress && !c.Verifying() {
-			enforce[c.Policy] = append(enforce[c.Policy], name)
-		}
-		if !again.IsZero() && (wake.IsZero() || again.Before(wake)) {
-			wake = again
-		}
+		st.note(name, c, again, hold)
 	}
-	return clusters, enforce, wake, holds
+	return st.clusters, st.enforce, st.wake, st.holds
+}
+
+// stepped gathers what one decision on a batch made of its clusters: their new positions,
+// the clusters to enforce each policy on, the earliest time to look again, the holds.
+type stepped struct {
+	clusters map[string]Cluster
+	enforce  map[int][]string
+	wake     time.Time
+	holds    []Hold
+}
+
+func newStepped(n int) *stepped {
+	return &stepped{clusters: make(map[string]Cluster, n), enforce: map[int][]string{}}
+}
+
+// note records the new position of a cluster, when it wants to be looked at again, and its
+// hold, if any.
+func (s *stepped) note(name string, c Cluster, again time.Time, hold *Hold) {
+	if hold != nil {
+		s.holds = append(s.holds, *hold)
+	}
+	s.clusters[name] = c
+	if c.State == ranv1alpha1.ClusterInProgress && !c.Verifying() {
+		s.enforce[c.Policy] = append(s.enforce[c.Policy], name)
+	}
+	if !again.IsZero() && (s.wake.IsZero() || again.Before(s.wake)) {
+		s.wake = again
+	}
+}
+
+// roomUnderCap is a copy of the room left under the hub-wide cap, which a decision uses up as
+// its clusters start; nil without a cap.
+func roomUnderCap(g Gates) *int {
+	if g.Capacity == nil {
+		return nil
+	}
+	room := *g.Capacity
+	return &room
 }
 
 // stepCluster steps one cluster of the current batch: a cluster about to start waits while
@@ -406,17 +428,8 @@ func countStates(c *ranv1alpha1.ClusterCounts, batch plan.Batch, clusters map[st
 // tally adds one cluster in state s to c; Pending and unknown states are not counted (the
 // callers derive Pending from the plan).
 func tally(c *ranv1alpha1.ClusterCounts, s ranv1alpha1.ClusterState) {
-	switch s {
-	case ranv1alpha1.ClusterCompleted:
-		c.Completed++
-	case ranv1alpha1.ClusterTimedOut:
-		c.TimedOut++
-	case ranv1alpha1.ClusterFailed:
-		c.Failed++
-	case ranv1alpha1.ClusterHeld:
-		c.Held++
-	case ranv1alpha1.ClusterInProgress:
-		c.InProgress++
+	if s != ranv1alpha1.ClusterPending {
+		c.Add(s)
 	}
 }
 

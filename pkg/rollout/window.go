@@ -21,7 +21,7 @@ import (
 // is stopped for good (the failure budget or Abort), which ends the batch once no cluster
 // runs.
 func stepWindow(f Facts, p Progress, batch plan.Batch, deadline time.Time) (map[string]Cluster, map[int][]string, time.Time, []Hold, bool) {
-	w := &windowStep{f: f, p: p, deadline: deadline, clusters: make(map[string]Cluster, len(batch.Clusters)), enforce: map[int][]string{},
+	w := &windowStep{stepped: newStepped(len(batch.Clusters)), f: f, p: p, deadline: deadline,
 		share: waveShare(p.BatchStarted, deadline, len(batch.Clusters), batch.Window)}
 	waiting := w.stepStarted(batch)
 	stopped := stopsStarting(f, w.clusters, w.failures)
@@ -31,27 +31,14 @@ func stepWindow(f Facts, p Progress, batch plan.Batch, deadline time.Time) (map[
 
 // windowStep is one decision on a window batch.
 type windowStep struct {
+	*stepped
 	f        Facts
 	p        Progress
 	deadline time.Time
 	share    time.Duration
-	clusters map[string]Cluster
-	enforce  map[int][]string
-	wake     time.Time
-	holds    []Hold
 	// running, failures and finished count the clusters in progress, failed or timed out,
 	// and done, the batches before included for the last two.
 	running, failures, finished int
-}
-
-func (w *windowStep) note(name string, c Cluster, again time.Time) {
-	w.clusters[name] = c
-	if c.State == ranv1alpha1.ClusterInProgress && !c.Verifying() {
-		w.enforce[c.Policy] = append(w.enforce[c.Policy], name)
-	}
-	if !again.IsZero() && (w.wake.IsZero() || again.Before(w.wake)) {
-		w.wake = again
-	}
 }
 
 // stepStarted steps the clusters that started, each to its own deadline, and returns those
@@ -68,7 +55,7 @@ func (w *windowStep) stepStarted(batch plan.Batch) []string {
 		}
 		next, again, _ := stepCluster(w.f, name, c, windowDeadline(w.f, w.p, c.Started, w.share, w.deadline), nil)
 		next.Started = c.Started
-		w.note(name, next, again)
+		w.note(name, next, again, nil)
 		switch next.State {
 		case ranv1alpha1.ClusterInProgress:
 			w.running++
@@ -85,25 +72,18 @@ func (w *windowStep) stepStarted(batch plan.Batch) []string {
 // startWaiting starts the clusters that wait, in plan order, while fewer than width run and
 // nothing stops starts; the others wait for a slot until the batch's deadline.
 func (w *windowStep) startWaiting(waiting []string, width int, stopped bool) {
-	capacity := w.f.Gates.Capacity
-	if capacity != nil {
-		room := *capacity
-		capacity = &room
-	}
+	capacity := roomUnderCap(w.f.Gates)
 	for _, name := range waiting {
 		if stopped || w.f.Gates.WindowClosed || w.running >= width {
 			next, again := waitPending("", w.f.Now, w.deadline)
-			w.note(name, next, again)
+			w.note(name, next, again, nil)
 			continue
 		}
 		next, again, hold := stepCluster(w.f, name, w.p.Clusters[name], windowDeadline(w.f, w.p, w.f.Now, w.share, w.deadline), capacity)
-		if hold != nil {
-			w.holds = append(w.holds, *hold)
-		}
 		if next.State != ranv1alpha1.ClusterPending && hold == nil {
 			next.Started = w.f.Now
 		}
-		w.note(name, next, again)
+		w.note(name, next, again, hold)
 		if next.State == ranv1alpha1.ClusterInProgress {
 			w.running++
 		}
