@@ -29,6 +29,12 @@ const EventOverridesDeprecated = "PrecacheOverridesDeprecated"
 func (r *ClusterGroupUpgradeReconciler) emitEvents(s *scope) {
 	for _, e := range statusEvents(s) {
 		r.Events.Emit(s.cgu, e)
+		switch e.Reason {
+		case talm.ReasonStageStarted:
+			r.Metrics.Stage(metrics.StageStarted)
+		case talm.ReasonStageUnhealthy:
+			r.Metrics.Stage(metrics.StageUnhealthy)
+		}
 	}
 	if p := s.precache; p != nil && len(p.overrides) > 0 &&
 		turnedTo(s.before.Conditions, s.cgu.Status.Conditions, ranv1alpha1.ConditionPrecacheSpecValid,
@@ -59,6 +65,7 @@ func statusEvents(s *scope) []talm.Event {
 		out = append(out, talm.RolloutStarted(name, after.Counts.Total, len(s.plan.Batches)))
 	}
 	out = append(out, gateEvents(name, before, after)...)
+	out = append(out, stageEvents(name, before, after, s.decision)...)
 	if before.State != after.State {
 		switch after.State {
 		case ranv1alpha1.StateCompleted:
@@ -66,6 +73,31 @@ func statusEvents(s *scope) []talm.Event {
 		case ranv1alpha1.StateTimedOut:
 			out = append(out, talm.RolloutTimedOut(name, after.Counts.Total, notCompleted(after.Clusters), after.Message))
 		}
+	}
+	return out
+}
+
+// stageEvents are the events of a Progressive batch's stages: one starting while the
+// rollout runs, and one ended unhealthy, that sent the growth back or (as the rollout ends)
+// stopped it. The decision has the stage; the status before holds the stage it last showed.
+func stageEvents(name string, before, after ranv1alpha1.ClusterGroupUpgradeStatus, d rollout.Decision) []talm.Event {
+	stage := d.Stage
+	if stage == nil {
+		return nil
+	}
+	var was *ranv1alpha1.StageStatus
+	if before.CurrentBatch != nil {
+		was = before.CurrentBatch.Stage
+	}
+	index := d.Progress.Batch + 1
+	running := after.State == ranv1alpha1.StateNotCompleted
+	var out []talm.Event
+	if stage.Unhealthy != "" && (was == nil || was.Unhealthy != stage.Unhealthy || was.Resets != stage.Resets) &&
+		(running || before.State != after.State) {
+		out = append(out, talm.StageUnhealthy(name, index, stage.Unhealthy))
+	}
+	if running && !stage.Started.IsZero() && (was == nil || was.Number != stage.Number) {
+		out = append(out, talm.StageStarted(name, index, stage.Number, stage.Size, stage.Step+1))
 	}
 	return out
 }

@@ -31,6 +31,7 @@ const CheckMessageLimit = 512
 
 // RemediationStrategySpec says how the selected clusters are split into batches and how long
 // the rollout may take.
+// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || (has(self.mode) && self.mode == 'Progressive')",message="spec.remediationStrategy.progressive is set only with mode Progressive"
 type RemediationStrategySpec struct {
 	// Canaries names clusters remediated first, one batch each, before any other cluster.
 	// Each must also be selected by clusters, clusterSelector or clusterLabelSelectors.
@@ -57,12 +58,58 @@ type RemediationStrategySpec struct {
 	// Mode says how the clusters after the canaries are remediated. Batches (the default,
 	// TALM's): batches of maxConcurrency clusters, each starting when the previous one
 	// ended. Window: one sliding window of at most maxConcurrency clusters in progress; when
-	// one is done the next planned cluster starts, and each cluster has a deadline of its own
+	// one is done the next planned cluster starts, and each cluster has a deadline of its own.
+	// Progressive: stages that grow after each healthy one, as progressive says, up to
+	// maxConcurrency; an unhealthy stage starts the growth again, or stops the rollout
 	// (docs/state-machine.md). An addition to TALM's API.
 	// +optional
-	// +kubebuilder:validation:Enum=Batches;Window
+	// +kubebuilder:validation:Enum=Batches;Window;Progressive
 	Mode RolloutMode `json:"mode,omitempty"`
+
+	// Progressive sizes the stages of the Progressive mode; absent, they are 1%, 5% and 25%
+	// of the clusters after the canaries, then maxConcurrency, and an unhealthy stage starts
+	// the growth again. Set only with mode Progressive.
+	// +optional
+	Progressive *ProgressiveSpec `json:"progressive,omitempty"`
 }
+
+// ProgressiveSpec says how the stages of a Progressive rollout grow, after the canaries: a
+// stated schedule, or a growth factor, each size capped at maxConcurrency; the stages after
+// the schedule take maxConcurrency clusters. A stage is healthy when its failed and timed-out
+// clusters are within its share of spec.maxFailures (none without a budget).
+// +kubebuilder:validation:XValidation:rule="!(has(self.steps) && has(self.factor))",message="spec.remediationStrategy.progressive takes steps or a factor, not both"
+type ProgressiveSpec struct {
+	// Steps are the sizes of the first stages, in order: each a number of clusters, or a
+	// percentage of the clusters after the canaries ("5%", rounded up, at least one).
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:XIntOrString
+	// +kubebuilder:validation:items:MaxLength=12
+	// +kubebuilder:validation:XValidation:rule="self.all(s, type(s) == int ? s >= 1 : s.matches('^(100|[1-9]?[0-9])([.][0-9]+)?%$') && s != '0%')",message="spec.remediationStrategy.progressive.steps must be positive counts or percentages up to 100% such as 5%"
+	Steps []intstr.IntOrString `json:"steps,omitempty"`
+	// Factor multiplies each stage's size for the next one, starting from one cluster, up to
+	// maxConcurrency.
+	// +optional
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=100
+	Factor *int32 `json:"factor,omitempty"`
+	// OnUnhealthy is what an unhealthy stage does: Reset (the default) starts the growth again
+	// from the first size; Stop ends the rollout once the stage ended.
+	// +optional
+	// +kubebuilder:validation:Enum=Reset;Stop
+	OnUnhealthy UnhealthyAction `json:"onUnhealthy,omitempty"`
+}
+
+// UnhealthyAction is what an unhealthy stage of a Progressive rollout does.
+type UnhealthyAction string
+
+const (
+	// UnhealthyReset starts the growth again from the first size.
+	UnhealthyReset UnhealthyAction = "Reset"
+	// UnhealthyStop ends the rollout once the stage ended.
+	UnhealthyStop UnhealthyAction = "Stop"
+)
 
 // RolloutMode is how the clusters after the canaries are remediated.
 type RolloutMode string
@@ -73,6 +120,8 @@ const (
 	// ModeWindow keeps up to maxConcurrency clusters in progress, starting the next planned
 	// cluster as soon as one is done.
 	ModeWindow RolloutMode = "Window"
+	// ModeProgressive runs stages that grow after each healthy one.
+	ModeProgressive RolloutMode = "Progressive"
 )
 
 // NamespacedCR names a namespaced object.
@@ -548,10 +597,15 @@ type ClusterProgress struct {
 	// Since is when the cluster entered its state, or started its current policy.
 	// +optional
 	Since *metav1.Time `json:"since,omitempty"`
-	// StartedAt is when the cluster started its first policy, in a Window rollout, where
-	// each cluster's deadline counts from its own start.
+	// StartedAt is when the cluster started its first policy, in a Window or Progressive
+	// rollout, where each cluster's deadline counts from its own start or its stage's.
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// Stage is the 1-based stage of a Progressive rollout the cluster started in; unset
+	// before it starts.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Stage int `json:"stage,omitempty"`
 	// CompliantSince is when the current policy was first seen compliant, while the
 	// cluster soaks on it (the policy's ran.openshift.io/soak-seconds annotation).
 	// +optional
@@ -651,6 +705,32 @@ type BatchStatus struct {
 	// ClustersNotShown is how many of the batch's clusters did not fit in clusters.
 	// +optional
 	ClustersNotShown int `json:"clustersNotShown,omitempty"`
+	// Stage is the running stage of a Progressive batch.
+	// +optional
+	Stage *StageStatus `json:"stage,omitempty"`
+}
+
+// StageStatus is where a Progressive batch stands: the stage that runs, or ran last.
+type StageStatus struct {
+	// Number is the stage's 1-based position in the batch.
+	Number int `json:"number"`
+	// Size is how many clusters the stage takes.
+	Size int `json:"size"`
+	// Step is the 1-based position of the stage's size in the growth: 1 after a reset.
+	Step int `json:"step"`
+	// StartedAt is when the stage's first cluster started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// TimeoutAt is when the stage's clusters time out.
+	// +optional
+	TimeoutAt *metav1.Time `json:"timeoutAt,omitempty"`
+	// Resets is how many unhealthy stages started the growth again so far.
+	// +optional
+	Resets int `json:"resets,omitempty"`
+	// Unhealthy describes the last unhealthy stage, when one was.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Unhealthy string `json:"unhealthy,omitempty"`
 }
 
 // PolicyReference names a policy.

@@ -36,6 +36,18 @@ type ClusterGroupUpgradeBatchSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	Window int `json:"window,omitempty"`
+	// Stages, when set, make the batch progressive (spec.remediationStrategy.mode
+	// Progressive): its clusters start in stages, in plan order, each after the previous one
+	// ended; a stage's size is Stages[step-1], the step growing by one after a healthy
+	// stage up to the last size, which repeats.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Minimum=1
+	Stages []int `json:"stages,omitempty"`
+	// OnUnhealthy is what an unhealthy stage does: Reset or Stop.
+	// +optional
+	// +kubebuilder:validation:Enum=Reset;Stop
+	OnUnhealthy UnhealthyAction `json:"onUnhealthy,omitempty"`
 	// Clusters of this part of the batch, in plan order.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=250

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -41,6 +42,11 @@ type PlanBatch struct {
 	// Window, for the window of a Window rollout, is how many of its clusters may be in
 	// progress at once; absent for a batch.
 	Window int `json:"window,omitempty"`
+	// Stages, for the batch of a Progressive rollout, are its stage sizes by step, the last
+	// repeating; StopUnhealthy is true when an unhealthy stage stops the rollout rather than
+	// sending the growth back.
+	Stages        []int `json:"stages,omitempty"`
+	StopUnhealthy bool  `json:"stopUnhealthy,omitempty"`
 	// Clusters of the batch, in plan order.
 	Clusters []PlanCluster `json:"clusters"`
 }
@@ -135,7 +141,8 @@ func readPlan(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 func planOutput(p plan.Plan, frozen bool, state func(string) ranv1alpha1.ClusterState) PlanOutput {
 	out := PlanOutput{Frozen: frozen, Batches: make([]PlanBatch, 0, len(p.Batches)), SkippedCompliant: []string{}}
 	for i, b := range p.Batches {
-		batch := PlanBatch{Index: i + 1, Canary: b.Canary, Window: b.Window, Clusters: make([]PlanCluster, 0, len(b.Clusters))}
+		batch := PlanBatch{Index: i + 1, Canary: b.Canary, Window: b.Window, Stages: b.Stages, StopUnhealthy: b.StopUnhealthy,
+			Clusters: make([]PlanCluster, 0, len(b.Clusters))}
 		for _, c := range b.Clusters {
 			pc := PlanCluster{Name: c}
 			if state != nil {
@@ -200,6 +207,8 @@ func batchLines(p painter, batch PlanBatch, width int) []string {
 		prefix = fmt.Sprintf("Batch %d (canary):", batch.Index)
 	case batch.Window > 0:
 		prefix = fmt.Sprintf("Batch %d (a window of %d in progress at once):", batch.Index, batch.Window)
+	case len(batch.Stages) > 0:
+		prefix = fmt.Sprintf("Batch %d (%s):", batch.Index, stagesPhrase(batch.Stages, batch.StopUnhealthy))
 	}
 	words := make([]string, len(batch.Clusters))
 	visible := make([]int, len(batch.Clusters))
@@ -228,4 +237,22 @@ func leftOut(t planText) string {
 		return label + plural(t.cgu.Status.Plan.SkippedCompliant, "cluster")
 	}
 	return ""
+}
+
+// stagesPhrase says how a Progressive batch's stages grow: "stages of 1, 5, 25, then 50
+// clusters; an unhealthy stage starts the growth again".
+func stagesPhrase(sizes []int, stop bool) string {
+	words := make([]string, len(sizes))
+	for i, n := range sizes {
+		words[i] = strconv.Itoa(n)
+	}
+	list := words[0]
+	if len(words) > 1 {
+		list = strings.Join(words[:len(words)-1], ", ") + ", then " + words[len(words)-1]
+	}
+	outcome := "an unhealthy stage starts the growth again"
+	if stop {
+		outcome = "an unhealthy stage stops the rollout"
+	}
+	return fmt.Sprintf("stages of %s clusters; %s", list, outcome)
 }

@@ -156,7 +156,7 @@ func (o *preflightOptions) preflight(ctx context.Context, c client.Client, cgu *
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
 		timeoutMinutes = rs.Timeout
 	}
-	out.Estimate = estimate.Duration(batchesLeft(out.Plan), len(out.Plan.Batches), timeoutMinutes, frozen.Ended)
+	out.Estimate = estimate.Duration(batchesLeft(out.Plan), batchesIn(out.Plan), timeoutMinutes, frozen.Ended)
 	if w, left := windowLeft(out.Plan); w > 0 && left > 0 {
 		// A window's waves: at most a wave's share of the whole timeout each, until one of its
 		// clusters completed.
@@ -267,7 +267,6 @@ func previewHealth(ctx context.Context, c client.Client, cgu *ranv1alpha1.Cluste
 	return v.Reason, nil
 }
 
-// batchesLeft counts the batches with a cluster not done (every batch of a preview).
 // windowLeft is the size of the plan's window, if it has one, and how many of its clusters
 // are not done.
 func windowLeft(p PlanOutput) (window, left int) {
@@ -285,14 +284,37 @@ func windowLeft(p PlanOutput) (window, left int) {
 	return 0, 0
 }
 
+// batchesLeft counts the batches with a cluster not done (every batch of a preview); a
+// Progressive batch counts as the stages its clusters not done take (stagesFor).
 func batchesLeft(p PlanOutput) int {
 	left := 0
 	for _, b := range p.Batches {
-		if slices.ContainsFunc(b.Clusters, func(c PlanCluster) bool { return !terminal(c.State) }) {
-			left++
+		if n := len(slices.DeleteFunc(slices.Clone(b.Clusters), func(c PlanCluster) bool { return terminal(c.State) })); n > 0 {
+			left += stagesFor(b, n)
 		}
 	}
 	return left
+}
+
+// batchesIn counts the plan's batches, a Progressive batch as the stages its clusters take.
+func batchesIn(p PlanOutput) int {
+	n := 0
+	for _, b := range p.Batches {
+		n += stagesFor(b, len(b.Clusters))
+	}
+	return n
+}
+
+// stagesFor is how many stages n clusters of a Progressive batch take, growing from its
+// first size with every stage healthy (an upper bound for a batch that grew already); one
+// for another batch.
+func stagesFor(b PlanBatch, n int) int {
+	stages := 0
+	for step := 0; n > 0 && len(b.Stages) > 0; step++ {
+		n -= b.Stages[min(step, len(b.Stages)-1)]
+		stages++
+	}
+	return max(stages, 1)
 }
 
 // writePreflight writes the preflight for people: a summary, the estimate, one line per

@@ -268,14 +268,32 @@ func batchHeadline(st ranv1alpha1.ClusterGroupUpgradeStatus, window int, now tim
 	if cb.StartedAt != nil {
 		line += ", started " + ago(cb.StartedAt.Time, now)
 	}
-	switch {
-	case cb.TimeoutAt == nil:
-	case cb.TimeoutAt.After(now):
-		line += ", times out in " + humanDuration(cb.TimeoutAt.Sub(now))
-	default:
-		line += ", deadline passed " + ago(cb.TimeoutAt.Time, now)
+	line += deadlinePhrase(cb.TimeoutAt, now)
+	if sg := cb.Stage; sg != nil {
+		line += fmt.Sprintf("\nStage %d: %d clusters (step %d of the growth)", sg.Number, sg.Size, sg.Step)
+		if sg.StartedAt != nil {
+			line += ", started " + ago(sg.StartedAt.Time, now)
+		}
+		line += deadlinePhrase(sg.TimeoutAt, now)
+		if sg.Resets > 0 {
+			line += fmt.Sprintf("; the growth went back %s", plural(sg.Resets, "time"))
+		}
+		if sg.Unhealthy != "" {
+			line += "\nLast unhealthy stage: " + sg.Unhealthy
+		}
 	}
 	return line
+}
+
+// deadlinePhrase is ", times out in 12m" or ", deadline passed 3m ago", "" without a deadline.
+func deadlinePhrase(at *metav1.Time, now time.Time) string {
+	switch {
+	case at == nil:
+		return ""
+	case at.After(now):
+		return ", times out in " + humanDuration(at.Sub(now))
+	}
+	return ", deadline passed " + ago(at.Time, now)
 }
 
 // timeLeft returns the label and text of the line about the overall deadline: the time

@@ -217,3 +217,45 @@ func TestWriteStatusColour(t *testing.T) {
 		})
 	}
 }
+
+// A Progressive batch's headline shows its stage: size, step, start, deadline, the resets
+// and the last unhealthy stage.
+func TestBatchHeadlineShowsTheStage(t *testing.T) {
+	now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { return ptr.To(metav1.NewTime(now.Add(d))) }
+	st := ranv1alpha1.ClusterGroupUpgradeStatus{Plan: &ranv1alpha1.PlanSummary{Batches: 2},
+		CurrentBatch: &ranv1alpha1.BatchStatus{Index: 2, StartedAt: at(-3 * time.Hour), TimeoutAt: at(20 * time.Hour),
+			Stage: &ranv1alpha1.StageStatus{Number: 4, Size: 35, Step: 1, StartedAt: at(-10 * time.Minute), TimeoutAt: at(2 * time.Hour),
+				Resets: 1, Unhealthy: "Stage 3 had 4 failed or timed-out of 175 clusters, more than its share"}}}
+	want := "Batch 2 of 2, started 3h ago, times out in 20h\n" +
+		"Stage 4: 35 clusters (step 1 of the growth), started 10m ago, times out in 2h; the growth went back 1 time\n" +
+		"Last unhealthy stage: Stage 3 had 4 failed or timed-out of 175 clusters, more than its share"
+	if got := batchHeadline(st, 0, now); got != want {
+		t.Errorf("headline:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestStagesPhrase(t *testing.T) {
+	if got, want := stagesPhrase([]int{35, 175, 500}, false), "stages of 35, 175, then 500 clusters; an unhealthy stage starts the growth again"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got, want := stagesPhrase([]int{4}, true), "stages of 4 clusters; an unhealthy stage stops the rollout"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// A Progressive batch counts in the estimate as the stages its clusters take.
+func TestProgressiveBatchCountsItsStages(t *testing.T) {
+	p := PlanOutput{Batches: []PlanBatch{
+		{Index: 1, Canary: true, Clusters: []PlanCluster{{Name: "c", State: ranv1alpha1.ClusterCompleted}}},
+		{Index: 2, Stages: []int{1, 2, 4}, Clusters: []PlanCluster{{Name: "a", State: ranv1alpha1.ClusterCompleted},
+			{Name: "b"}, {Name: "d"}, {Name: "e"}, {Name: "f"}, {Name: "g"}, {Name: "h"}, {Name: "i"}, {Name: "j"}}},
+	}}
+	// 9 clusters: 1, 2, 4, then 2 of 4: four stages; eight not done: 1, 2, 4, 1.
+	if got := batchesIn(p); got != 5 {
+		t.Errorf("batchesIn = %d, want the canary and four stages", got)
+	}
+	if got := batchesLeft(p); got != 4 {
+		t.Errorf("batchesLeft = %d, want four stages", got)
+	}
+}

@@ -145,6 +145,8 @@ type Batch struct {
 	Canary bool `json:"canary,omitempty"`
 	// Window, for the window of a Window rollout, is how many of its clusters run at once.
 	Window int `json:"window,omitempty"`
+	// Stages, for the batch of a Progressive rollout, are its stage sizes by step.
+	Stages []int `json:"stages,omitempty"`
 	// State is planned, waiting, running or ended.
 	State       string                    `json:"state"`
 	Clusters    int                       `json:"clusters"`
@@ -169,6 +171,9 @@ type Running struct {
 	// Window is how many of the batch's clusters run at once in a Window rollout, 0 for a
 	// batch.
 	Window int `json:"window,omitempty"`
+	// Stage is where the batch of a Progressive rollout stands: its stage, size, step,
+	// deadline, resets and last unhealthy stage (status.currentBatch.stage).
+	Stage *ranv1alpha1.StageStatus `json:"stage,omitempty"`
 	// Ended is true once the batch ended, while the next one waits to start.
 	Ended    bool                      `json:"ended,omitempty"`
 	Counts   ranv1alpha1.ClusterCounts `json:"counts"`
@@ -396,17 +401,18 @@ func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.C
 	d.Running = running(records, st)
 	d.Held, d.HeldNotShown, d.Failed, d.FailedNotShown = problems(records, d.Running)
 	if d.Frozen && len(d.Timeline) > 0 && st.State != ranv1alpha1.StateCompleted && st.State != ranv1alpha1.StateTimedOut {
-		left := 0
+		left, batches := 0, 0
 		for _, b := range d.Timeline {
+			batches += stagesFor(b.Stages, b.Clusters)
 			if b.State != BatchEnded {
-				left++
+				left += stagesFor(b.Stages, b.Counts.Pending+b.Counts.InProgress)
 			}
 		}
 		minutes := 0
 		if rs := cgu.Spec.RemediationStrategy; rs != nil {
 			minutes = rs.Timeout
 		}
-		e := estimate.Duration(left, len(d.Timeline), minutes, estimate.EndedDurations(records))
+		e := estimate.Duration(left, batches, minutes, estimate.EndedDurations(records))
 		window := 0
 		if r := d.Running; r != nil && r.Window > 0 && !r.Ended {
 			window = r.Window
@@ -417,6 +423,18 @@ func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.C
 	}
 	d.Actions = actions(cgu)
 	return d
+}
+
+// stagesFor is how many stages n clusters of a Progressive batch with these stage sizes
+// take, growing from the first size with every stage healthy; one for another batch (and
+// for a batch with none left, which the caller does not count as left).
+func stagesFor(sizes []int, n int) int {
+	stages := 0
+	for step := 0; n > 0 && len(sizes) > 0; step++ {
+		n -= sizes[min(step, len(sizes)-1)]
+		stages++
+	}
+	return max(stages, 1)
 }
 
 // windowEstimate is the estimate of a running window: its clusters not done, a wave at a
@@ -452,7 +470,7 @@ func timeline(records []ranv1alpha1.ClusterGroupUpgradeBatch, st ranv1alpha1.Clu
 		r := &records[i]
 		b := byIndex[r.Spec.Index]
 		if b == nil {
-			b = &Batch{Index: r.Spec.Index, Canary: r.Spec.Canary, Window: r.Spec.Window}
+			b = &Batch{Index: r.Spec.Index, Canary: r.Spec.Canary, Window: r.Spec.Window, Stages: r.Spec.Stages}
 			byIndex[r.Spec.Index] = b
 		}
 		b.Clusters += len(r.Spec.Clusters)
@@ -512,7 +530,7 @@ func running(records []ranv1alpha1.ClusterGroupUpgradeBatch, st ranv1alpha1.Clus
 	if st.CurrentBatch == nil {
 		return nil
 	}
-	r := &Running{Index: st.CurrentBatch.Index, Clusters: []Cluster{}}
+	r := &Running{Index: st.CurrentBatch.Index, Stage: st.CurrentBatch.Stage, Clusters: []Cluster{}}
 	var all []Cluster
 	for i := range records {
 		rec := &records[i]

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -350,6 +351,28 @@ func TestWindowShowsItsSize(t *testing.T) {
 		t.Fatalf("timeline %+v, running %+v", d.Timeline, d.Running)
 	}
 	if want := (ETA{Window: 10, BatchesLeft: 4, PerBatchSeconds: 1500, TotalSeconds: 6000, Ended: 2}); d.ETA == nil || *d.ETA != want {
+		t.Errorf("ETA %+v, want %+v", d.ETA, want)
+	}
+}
+
+// A Progressive batch shows its stage sizes on the timeline and its stage in the running
+// batch, and counts in the estimate as the stages its clusters not done take.
+func TestProgressiveShowsItsStages(t *testing.T) {
+	stage := &ranv1alpha1.StageStatus{Number: 2, Size: 2, Step: 2, StartedAt: at(10), Resets: 0}
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{Status: ranv1alpha1.ClusterGroupUpgradeStatus{
+		State: ranv1alpha1.StateNotCompleted, Plan: &ranv1alpha1.PlanSummary{Batches: 2, FrozenAt: at(0)},
+		CurrentBatch: &ranv1alpha1.BatchStatus{Index: 2, Stage: stage},
+	}}
+	// 10 clusters growing 1, 2, 4: one done, two run, seven wait. The nine not done take
+	// four stages from the first size (1, 2, 4, 2), and the canary ended in 5 minutes.
+	records := []ranv1alpha1.ClusterGroupUpgradeBatch{record(1, 0, at(0), at(5), 1, ranv1alpha1.ClusterCompleted),
+		record(2, 0, at(5), nil, 10, ranv1alpha1.ClusterCompleted, ranv1alpha1.ClusterInProgress, ranv1alpha1.ClusterInProgress)}
+	records[1].Spec.Stages = []int{1, 2, 4}
+	d := UpgradeDetail(cgu, records, nil)
+	if !slices.Equal(d.Timeline[1].Stages, []int{1, 2, 4}) || d.Timeline[0].Stages != nil || d.Running == nil || d.Running.Stage != stage {
+		t.Fatalf("timeline %+v, running %+v", d.Timeline, d.Running)
+	}
+	if want := (ETA{BatchesLeft: 4, PerBatchSeconds: 300, TotalSeconds: 1200, Ended: 1}); d.ETA == nil || *d.ETA != want {
 		t.Errorf("ETA %+v, want %+v", d.ETA, want)
 	}
 }

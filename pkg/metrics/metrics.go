@@ -86,7 +86,14 @@ type Recorder struct {
 	clusters    map[ranv1alpha1.ClusterState]prometheus.Observer
 	remediation map[string]prometheus.Counter
 	dropped     prometheus.Counter
+	stages      map[string]prometheus.Counter
 }
+
+// Stage events counted by cgu_operator_stages_total: the values of its event label.
+const (
+	StageStarted   = "started"
+	StageUnhealthy = "unhealthy"
+)
 
 // Option configures a Recorder made by New.
 type Option func(*options)
@@ -132,8 +139,13 @@ func New(reg prometheus.Registerer, opts ...Option) *Recorder {
 		Name:      "hub_clusters_in_progress_limit",
 		Help:      "The hub-wide cap on clusters InProgress (--max-clusters-in-progress); 0 for no cap.",
 	})
+	stages := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace,
+		Name:      "stages_total",
+		Help:      "Stages of Progressive rollouts, by event: started, or ended unhealthy (the growth went back, or the rollout stopped).",
+	}, []string{"event"})
 	f := newFleet(o.clock)
-	reg.MustRegister(f, hubUsed, hubLimit, batch, cluster, errs, dropped)
+	reg.MustRegister(f, hubUsed, hubLimit, batch, cluster, errs, dropped, stages)
 
 	// Every known label value is created up front, so each series exists from the start
 	// (rate and increase then see the first event) and the lookups below are read-only.
@@ -152,6 +164,10 @@ func New(reg prometheus.Registerer, opts ...Option) *Recorder {
 		},
 		remediation: make(map[string]prometheus.Counter, len(operations)),
 		dropped:     dropped,
+		stages: map[string]prometheus.Counter{
+			StageStarted:   stages.WithLabelValues(StageStarted),
+			StageUnhealthy: stages.WithLabelValues(StageUnhealthy),
+		},
 	}
 	for _, op := range operations {
 		r.remediation[op] = errs.WithLabelValues(op)
@@ -222,6 +238,14 @@ func waitingIndex(reason string) int {
 func (r *Recorder) BatchEnded(outcome string, d time.Duration) {
 	if o, ok := r.batches[outcome]; ok {
 		o.Observe(seconds(d))
+	}
+}
+
+// Stage counts a stage of a Progressive rollout that started (StageStarted) or ended
+// unhealthy (StageUnhealthy); other events are ignored.
+func (r *Recorder) Stage(event string) {
+	if c, ok := r.stages[event]; ok {
+		c.Inc()
 	}
 }
 

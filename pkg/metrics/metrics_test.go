@@ -316,6 +316,22 @@ func TestRemediationError(t *testing.T) {
 	}
 }
 
+func TestStage(t *testing.T) {
+	r, reg := newRecorder(t)
+	r.Stage(StageStarted)
+	r.Stage(StageStarted)
+	r.Stage(StageUnhealthy)
+	r.Stage("ended")
+	for event, want := range map[string]float64{StageStarted: 2, StageUnhealthy: 1} {
+		if got := testutil.ToFloat64(r.stages[event]); got != want {
+			t.Errorf("stages_total{event=%q} = %v, want %v", event, got, want)
+		}
+	}
+	if n := testutil.CollectAndCount(reg, "cgu_operator_stages_total"); n != 2 {
+		t.Errorf("stages_total has %d series, want 2", n)
+	}
+}
+
 // TestConcurrentReports has many goroutines report, change and forget their CGUs while
 // others scrape; every scrape must count each CGU once, and the final totals must add up.
 func TestConcurrentReports(t *testing.T) {

@@ -5,6 +5,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -20,6 +21,9 @@ type Input struct {
 	// Window puts the clusters after the canaries in one batch, a sliding window of at most
 	// MaxConcurrency clusters in progress (spec.remediationStrategy.mode Window).
 	Window bool
+	// Progressive, when set, puts the clusters after the canaries in one batch that starts
+	// them in stages growing as it says (spec.remediationStrategy.mode Progressive).
+	Progressive *Growth
 	// Compliant holds the clusters already compliant with every managed policy; they are
 	// left out of the plan.
 	Compliant map[string]bool
@@ -36,6 +40,12 @@ type Batch struct {
 	// Window, when not zero, makes the batch a sliding window: at most Window of its
 	// clusters are in progress at once, and the next one starts, in order, as one is done.
 	Window int
+	// Stages, when set, make the batch progressive: its clusters start in stages, each after
+	// the previous one ended, of Stages[step] clusters, the step growing after a healthy
+	// stage up to the last size, which repeats. StopUnhealthy ends the rollout after an
+	// unhealthy stage, where otherwise the step goes back to the first size.
+	Stages        []int
+	StopUnhealthy bool
 }
 
 // Plan is the remediation plan.
@@ -119,6 +129,10 @@ func Build(in Input) (Plan, error) {
 		p.Batches = append(p.Batches, window(rest, in.MaxConcurrency)...)
 		return p, nil
 	}
+	if in.Progressive != nil {
+		p.Batches = append(p.Batches, progressive(rest, *in.Progressive, in.MaxConcurrency)...)
+		return p, nil
+	}
 	p.Batches = append(p.Batches, chunk(rest, in.MaxConcurrency)...)
 	return p, nil
 }
@@ -165,6 +179,73 @@ func window(clusters []string, size int) []Batch {
 	return []Batch{b}
 }
 
+// progressive puts clusters in one batch that starts them in stages growing as g says; when
+// the first stage would take them all, it is a plain batch.
+func progressive(clusters []string, g Growth, maxConcurrency int) []Batch {
+	if len(clusters) == 0 {
+		return nil
+	}
+	b := Batch{Clusters: clusters[:len(clusters):len(clusters)]}
+	if sizes := g.Sizes(len(clusters), maxConcurrency); sizes[0] < len(clusters) {
+		b.Stages, b.StopUnhealthy = sizes, g.Stop
+	}
+	return []Batch{b}
+}
+
+// Growth is how the stages of a Progressive batch grow: through Steps, or from one cluster
+// times Factor each stage, up to maxConcurrency. Stop ends the rollout after an unhealthy
+// stage instead of starting the growth again.
+type Growth struct {
+	Steps  []Step
+	Factor int
+	Stop   bool
+}
+
+// Step is one stated stage size: Count clusters, or Percent of the clusters to stage.
+type Step struct {
+	Count   int
+	Percent float64
+}
+
+// DefaultGrowth is the growth of a Progressive rollout that states none: 1%, 5% and 25% of
+// its clusters, then maxConcurrency.
+var DefaultGrowth = Growth{Steps: []Step{{Percent: 1}, {Percent: 5}, {Percent: 25}}}
+
+// Sizes returns the stage sizes, by step, for n clusters: each stated step, or each power of
+// the factor below the top, then the top, which the last stages repeat. The top is
+// maxConcurrency, or n when maxConcurrency is zero (or less) or more than n; every size is
+// at least one and at most the top, and the sizes end at the first that reaches it.
+func (g Growth) Sizes(n, maxConcurrency int) []int {
+	top := n
+	if maxConcurrency > 0 && maxConcurrency < n {
+		top = maxConcurrency
+	}
+	top = max(top, 1)
+	var sizes []int
+	add := func(size int) bool {
+		size = min(max(size, 1), top)
+		sizes = append(sizes, size)
+		return size < top
+	}
+	if g.Factor > 1 {
+		for size := 1; size < top && add(size); size *= g.Factor {
+		}
+	}
+	for _, s := range g.Steps {
+		size := s.Count
+		if size == 0 {
+			size = int(math.Ceil(s.Percent * float64(n) / 100))
+		}
+		if !add(size) {
+			return sizes
+		}
+	}
+	if len(sizes) == 0 || sizes[len(sizes)-1] < top {
+		sizes = append(sizes, top)
+	}
+	return sizes
+}
+
 // Without returns the plan less the dropped clusters: each batch keeps its other clusters,
 // in order, and a batch left empty goes. Clusters that failed to pre-cache leave a plan
 // this way before it is frozen.
@@ -182,7 +263,7 @@ func (p Plan) Without(drop map[string]bool) Plan {
 			if w >= len(kept) {
 				w = 0
 			}
-			out.Batches = append(out.Batches, Batch{Canary: b.Canary, Clusters: kept, Window: w})
+			out.Batches = append(out.Batches, Batch{Canary: b.Canary, Clusters: kept, Window: w, Stages: b.Stages, StopUnhealthy: b.StopUnhealthy})
 		}
 	}
 	return out

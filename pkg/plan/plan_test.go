@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,6 +64,13 @@ var shapes = map[string]Input{
 		Compliant: set("sno-03"),
 	},
 	"window-wider-than-the-fleet": {Clusters: clusterNames("sno", 5), MaxConcurrency: 5, Window: true},
+	"progressive-default": {
+		Clusters: clusterNames("sno", 3500), Canaries: []string{"sno-01"}, MaxConcurrency: 500, Progressive: &DefaultGrowth,
+	},
+	"progressive-factor": {
+		Clusters: clusterNames("sno", 100), MaxConcurrency: 20, Progressive: &Growth{Factor: 3, Stop: true},
+	},
+	"progressive-one-stage": {Clusters: clusterNames("sno", 5), MaxConcurrency: 10, Progressive: &Growth{Steps: []Step{{Count: 8}}}},
 	"selection-order-kept": {
 		Clusters: []string{"zeta", "alpha", "mike", "bravo", "yankee"}, MaxConcurrency: 2,
 	},
@@ -83,6 +91,11 @@ func render(p Plan) string {
 			kind = "canary"
 		case batch.Window > 0:
 			kind = fmt.Sprintf("window of %d", batch.Window)
+		case len(batch.Stages) > 0:
+			kind = fmt.Sprintf("stages of %v", batch.Stages)
+			if batch.StopUnhealthy {
+				kind += ", stop when unhealthy"
+			}
 		}
 		shown := batch.Clusters
 		if len(shown) > 6 {
@@ -200,5 +213,32 @@ func TestWithout(t *testing.T) {
 	}
 	if render(p.Without(nil)) != render(p) {
 		t.Fatalf("dropping nothing changed the plan: %s", render(p.Without(nil)))
+	}
+}
+
+// The stage sizes: stated steps (counts and percentages of the clusters, rounded up) or a
+// factor's powers, each capped at the top, then the top, ending at the first size that
+// reaches it.
+func TestGrowthSizes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		g     Growth
+		n, mc int
+		want  []int
+	}{
+		{"default, 3500 by 500", DefaultGrowth, 3500, 500, []int{35, 175, 500}},
+		{"default, 100 by 50", DefaultGrowth, 100, 50, []int{1, 5, 25, 50}},
+		{"default without a cap", DefaultGrowth, 200, 0, []int{2, 10, 50, 200}},
+		{"a percentage rounds up", Growth{Steps: []Step{{Percent: 0.5}}}, 1001, 100, []int{6, 100}},
+		{"counts, capped", Growth{Steps: []Step{{Count: 3}, {Count: 700}, {Count: 5}}}, 3500, 500, []int{3, 500}},
+		{"factor 4", Growth{Factor: 4}, 3500, 500, []int{1, 4, 16, 64, 256, 500}},
+		{"factor above the fleet", Growth{Factor: 10}, 30, 0, []int{1, 10, 30}},
+		{"one cluster", DefaultGrowth, 1, 500, []int{1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.g.Sizes(tc.n, tc.mc); !slices.Equal(got, tc.want) {
+				t.Fatalf("Sizes(%d, %d) = %v, want %v", tc.n, tc.mc, got, tc.want)
+			}
+		})
 	}
 }

@@ -27,6 +27,7 @@ func Records(p Plan, namespace, name string) []ranv1alpha1.ClusterGroupUpgradeBa
 				},
 				Spec: ranv1alpha1.ClusterGroupUpgradeBatchSpec{
 					Upgrade: name, Index: i + 1, Part: part, Parts: parts, Canary: b.Canary, Window: b.Window,
+					Stages: b.Stages, OnUnhealthy: onUnhealthy(b),
 					Clusters: append([]string(nil), b.Clusters[start:end]...),
 				},
 			})
@@ -67,10 +68,23 @@ func FromRecords(records []ranv1alpha1.ClusterGroupUpgradeBatch, name string) (P
 			if !ok {
 				return Plan{}, fmt.Errorf("the plan of %s has no record of part %d of batch %d", name, part, i)
 			}
-			b.Canary, b.Window = spec.Canary, spec.Window
+			b.Canary, b.Window, b.Stages = spec.Canary, spec.Window, spec.Stages
+			b.StopUnhealthy = spec.OnUnhealthy == ranv1alpha1.UnhealthyStop
 			b.Clusters = append(b.Clusters, spec.Clusters...)
 		}
 		p.Batches = append(p.Batches, b)
 	}
 	return p, nil
+}
+
+// onUnhealthy is what the record of a progressive batch says an unhealthy stage does; empty
+// for other batches.
+func onUnhealthy(b Batch) ranv1alpha1.UnhealthyAction {
+	switch {
+	case len(b.Stages) == 0:
+		return ""
+	case b.StopUnhealthy:
+		return ranv1alpha1.UnhealthyStop
+	}
+	return ranv1alpha1.UnhealthyReset
 }

@@ -33,6 +33,42 @@ func TestWindowRecords(t *testing.T) {
 	}
 }
 
+// A progressive batch keeps its stages and what an unhealthy stage does in every part of its
+// record, and through Without.
+func TestProgressiveRecords(t *testing.T) {
+	p, err := Build(Input{Clusters: clusterNames("sno", 600), Canaries: []string{"sno-01"}, MaxConcurrency: 100,
+		Progressive: &Growth{Factor: 5, Stop: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := Records(p, "ns", "p")
+	for i, r := range records[1:] {
+		if !slices.Equal(r.Spec.Stages, []int{1, 5, 25, 100}) || r.Spec.OnUnhealthy != ranv1alpha1.UnhealthyStop {
+			t.Fatalf("record %d: stages %v, onUnhealthy %q", i+1, r.Spec.Stages, r.Spec.OnUnhealthy)
+		}
+	}
+	if records[0].Spec.Stages != nil || records[0].Spec.OnUnhealthy != "" {
+		t.Fatalf("the canary's record is staged: %+v", records[0].Spec)
+	}
+	back, err := FromRecords(records, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if render(back) != render(Plan{Batches: p.Batches}) {
+		t.Fatalf("read back:\n%s\nwant:\n%s", render(back), render(p))
+	}
+	if small := p.Without(set(p.Batches[1].Clusters[:500]...)); !slices.Equal(small.Batches[1].Stages, p.Batches[1].Stages) || !small.Batches[1].StopUnhealthy {
+		t.Fatalf("without 500 clusters: %s", render(small))
+	}
+	reset, err := Build(Input{Clusters: clusterNames("sno", 10), MaxConcurrency: 5, Progressive: &Growth{Factor: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := Records(reset, "ns", "r"); r[0].Spec.OnUnhealthy != ranv1alpha1.UnhealthyReset {
+		t.Fatalf("onUnhealthy %q, want Reset", r[0].Spec.OnUnhealthy)
+	}
+}
+
 func TestRecordsRoundTrip(t *testing.T) {
 	p, err := Build(Input{Clusters: clusterNames("sno", 1200), Canaries: []string{"sno-07"}, MaxConcurrency: 600})
 	if err != nil {

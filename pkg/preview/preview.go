@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
@@ -143,8 +145,12 @@ func GatherIn(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 	}
 	var canaries []string
 	maxConcurrency, window := 0, false
+	var growth *plan.Growth
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
 		canaries, maxConcurrency, window = rs.Canaries, rs.MaxConcurrency, rs.Mode == ranv1alpha1.ModeWindow
+		if rs.Mode == ranv1alpha1.ModeProgressive {
+			growth = GrowthOf(rs.Progressive)
+		}
 	}
 	// A cluster compliant with every policy is left out, unless steps follow the policies:
 	// no cluster is done with a ManifestWork before it is made.
@@ -153,11 +159,41 @@ func GatherIn(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 		compliant, unplaced = validate.CompliantWithAll(resolved, f.Selected)
 	}
 	f.Plan, err = plan.Build(plan.Input{Clusters: f.Selected, Canaries: canaries, MaxConcurrency: maxConcurrency,
-		Window: window, Compliant: compliant, Unplaced: unplaced})
+		Window: window, Progressive: growth, Compliant: compliant, Unplaced: unplaced})
 	if err != nil {
 		f.Invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidCanaries, Message: err.Error()}
 	}
 	return f, nil
+}
+
+// GrowthOf is the growth of a Progressive rollout's stages as its spec states it, the
+// default sizes when it states none. Admission checked the steps (positive counts,
+// percentages up to 100%).
+func GrowthOf(p *ranv1alpha1.ProgressiveSpec) *plan.Growth {
+	g := plan.DefaultGrowth
+	if p == nil {
+		return &g
+	}
+	g.Stop = p.OnUnhealthy == ranv1alpha1.UnhealthyStop
+	if len(p.Steps) == 0 && p.Factor == nil {
+		return &g
+	}
+	g.Steps = nil
+	if p.Factor != nil {
+		g.Factor = int(*p.Factor)
+	}
+	for _, s := range p.Steps {
+		if s.Type == intstr.Int {
+			g.Steps = append(g.Steps, plan.Step{Count: s.IntValue()})
+			continue
+		}
+		pct, err := strconv.ParseFloat(strings.TrimSuffix(s.StrVal, "%"), 64)
+		if err != nil || pct <= 0 {
+			pct = 0 // refused by admission; the smallest stage, one cluster, if it got through
+		}
+		g.Steps = append(g.Steps, plan.Step{Percent: pct})
+	}
+	return &g
 }
 
 // gatherer reads what the plan of one ClusterGroupUpgrade depends on.

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -298,6 +299,30 @@ func TestGatherOnAHubWithoutOptionalAPIs(t *testing.T) {
 			}
 			if tc.want == nil && len(got.Plan.Batches) == 0 {
 				t.Errorf("no plan for a valid spec")
+			}
+		})
+	}
+}
+
+// The spec's progressive growth becomes the plan's: stated steps (counts and percentages),
+// a factor, the default sizes, and what an unhealthy stage does.
+func TestGrowthOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec *ranv1alpha1.ProgressiveSpec
+		want plan.Growth
+	}{
+		{"absent", nil, plan.DefaultGrowth},
+		{"only onUnhealthy", &ranv1alpha1.ProgressiveSpec{OnUnhealthy: ranv1alpha1.UnhealthyStop},
+			plan.Growth{Steps: plan.DefaultGrowth.Steps, Stop: true}},
+		{"steps", &ranv1alpha1.ProgressiveSpec{Steps: []intstr.IntOrString{intstr.FromString("0.5%"), intstr.FromInt32(20), intstr.FromString("25%")}},
+			plan.Growth{Steps: []plan.Step{{Percent: 0.5}, {Count: 20}, {Percent: 25}}}},
+		{"a factor", &ranv1alpha1.ProgressiveSpec{Factor: ptr.To[int32](3), OnUnhealthy: ranv1alpha1.UnhealthyReset},
+			plan.Growth{Factor: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, *preview.GrowthOf(tc.spec)); diff != "" {
+				t.Fatalf("growth (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -96,6 +96,9 @@ type Cluster struct {
 	// Started is when the cluster started its first policy, in a window batch: its deadline
 	// counts from then. Zero in a batch of TALM's, whose clusters share the batch's start.
 	Started time.Time
+	// Stage is the 1-based stage a cluster of a progressive batch started in; zero before
+	// it starts, and in other batches.
+	Stage int
 }
 
 // Verifying reports whether the cluster completed its policies and waits for the health

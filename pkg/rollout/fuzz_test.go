@@ -10,17 +10,19 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 )
 
-// FuzzDecide runs whole rollouts on hostile facts: batch sizes, timeouts and gates at their
-// extremes (negative, zero, huge), clusters whose compliance flips at every step, the clock
-// jumping by any amount. Decide never panics, always answers a known state with a reason,
-// counts no more clusters than the plan holds, and a finished rollout never runs a batch again.
+// FuzzDecide runs whole rollouts on hostile facts, in every mode: batch sizes, timeouts and
+// gates at their extremes (negative, zero, huge), clusters whose compliance flips at every
+// step, the clock jumping by any amount. Decide never panics, always answers a known state
+// with a reason, counts no more clusters than the plan holds, and a finished rollout never
+// runs a batch again.
 func FuzzDecide(f *testing.F) {
-	f.Add(uint8(5), 2, 240, int64(time.Minute), []byte{1, 0, 1, 1, 0, 1}, int64(0), -1, false, "Abort")
-	f.Add(uint8(1), 0, 0, int64(0), []byte{}, int64(time.Hour), 0, true, "")
-	f.Add(uint8(30), -7, 5256000, int64(1<<62), []byte{255, 3, 7}, int64(-time.Hour), 1<<40, false, "Continue")
-	f.Add(uint8(3), 1<<62, -1, int64(-1), []byte{0}, int64(1<<62), -5, true, "Abort")
+	f.Add(uint8(5), 2, 240, int64(time.Minute), []byte{1, 0, 1, 1, 0, 1}, int64(0), -1, false, "Abort", uint8(0))
+	f.Add(uint8(1), 0, 0, int64(0), []byte{}, int64(time.Hour), 0, true, "", uint8(1))
+	f.Add(uint8(30), -7, 5256000, int64(1<<62), []byte{255, 3, 7}, int64(-time.Hour), 1<<40, false, "Continue", uint8(2))
+	f.Add(uint8(3), 1<<62, -1, int64(-1), []byte{0}, int64(1<<62), -5, true, "Abort", uint8(3))
+	f.Add(uint8(25), 8, 600, int64(10*time.Minute), []byte{1, 255, 0, 1, 1, 255}, int64(0), 2, false, "Continue", uint8(0x86))
 	f.Fuzz(func(t *testing.T, clusters uint8, maxConcurrency, timeoutMinutes int, step int64, compliance []byte,
-		soak int64, maxFailures int, paused bool, action string) {
+		soak int64, maxFailures int, paused bool, action string, mode uint8) {
 		names := make([]string, int(clusters)%40)
 		for i := range names {
 			names[i] = string(rune('a'+i%26)) + string(rune('a'+i/26))
@@ -29,7 +31,8 @@ func FuzzDecide(f *testing.F) {
 		if len(names) > 2 {
 			canaries = names[:1]
 		}
-		p, err := plan.Build(plan.Input{Clusters: names, Canaries: canaries, MaxConcurrency: maxConcurrency})
+		in := planInput(names, canaries, maxConcurrency, mode)
+		p, err := plan.Build(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,6 +86,21 @@ func FuzzDecide(f *testing.F) {
 			}
 		}
 	})
+}
+
+// planInput is the plan of a fuzzed rollout: mode picks the batches, a window, or stages
+// growing by a factor or through steps, sent back or stopped by an unhealthy stage.
+func planInput(names, canaries []string, maxConcurrency int, mode uint8) plan.Input {
+	in := plan.Input{Clusters: names, Canaries: canaries, MaxConcurrency: maxConcurrency}
+	switch mode % 4 {
+	case 1:
+		in.Window = true
+	case 2:
+		in.Progressive = &plan.Growth{Factor: int(mode>>2) % 5, Stop: mode&0x80 != 0}
+	case 3:
+		in.Progressive = &plan.Growth{Steps: []plan.Step{{Count: int(mode>>2) % 9}, {Percent: 30}}, Stop: mode&0x80 != 0}
+	}
+	return in
 }
 
 // checkDecision checks that a decision has a known state, a reason, and counts no more

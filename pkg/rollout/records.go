@@ -81,6 +81,7 @@ func clusterFrom(cp ranv1alpha1.ClusterProgress, policies []string) Cluster {
 	if cp.StartedAt != nil {
 		c.Started = cp.StartedAt.Time
 	}
+	c.Stage = cp.Stage
 	switch {
 	case c.Verifying(), cp.State == ranv1alpha1.ClusterFailed && cp.CurrentPolicy == "":
 		c.Policy = len(policies) // past its last policy
@@ -127,16 +128,25 @@ func RecordStatuses(records []ranv1alpha1.ClusterGroupUpgradeBatch, d Decision, 
 		if st.PausedBefore == nil && s.pausedBefore > 0 {
 			st.PausedBefore = &metav1.Duration{Duration: s.pausedBefore.Round(time.Second)}
 		}
-		for _, name := range r.Spec.Clusters {
-			cp := progressRecord(name, s.clusters[name], policies)
-			if r.Spec.Window > 0 {
-				cp.StartedAt = Stamp(s.clusters[name].Started)
-			}
-			st.Clusters = append(st.Clusters, cp)
-		}
+		st.Clusters = recordClusters(r.Spec, s.clusters, policies)
 		if !sameRecordStatus(r.Status, st) {
 			out[r.Name] = st
 		}
+	}
+	return out
+}
+
+// recordClusters is the progress of the clusters of one record, in its order; a window's
+// and a progressive batch's clusters with their start, and the latter's with their stage.
+func recordClusters(spec ranv1alpha1.ClusterGroupUpgradeBatchSpec, clusters map[string]Cluster, policies []string) []ranv1alpha1.ClusterProgress {
+	out := make([]ranv1alpha1.ClusterProgress, 0, len(spec.Clusters))
+	for _, name := range spec.Clusters {
+		cp := progressRecord(name, clusters[name], policies)
+		if spec.Window > 0 || len(spec.Stages) > 0 {
+			cp.StartedAt = Stamp(clusters[name].Started)
+			cp.Stage = clusters[name].Stage
+		}
+		out = append(out, cp)
 	}
 	return out
 }
@@ -170,7 +180,7 @@ func sameRecordStatus(a, b ranv1alpha1.ClusterGroupUpgradeBatchStatus) bool {
 }
 
 func sameProgress(a, b ranv1alpha1.ClusterProgress) bool {
-	return a.Name == b.Name && a.State == b.State && a.CurrentPolicy == b.CurrentPolicy && a.Reason == b.Reason &&
+	return a.Name == b.Name && a.State == b.State && a.CurrentPolicy == b.CurrentPolicy && a.Reason == b.Reason && a.Stage == b.Stage &&
 		sameStamp(a.Since, b.Since) && sameStamp(a.CompliantSince, b.CompliantSince) && sameStamp(a.StartedAt, b.StartedAt)
 }
 

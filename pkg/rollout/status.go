@@ -77,6 +77,11 @@ func currentBatch(d Decision, p plan.Plan) *ranv1alpha1.BatchStatus {
 		Index: d.Progress.Batch + 1, Canary: b.Canary,
 		StartedAt: metaTime(d.Progress.BatchStarted), TimeoutAt: metaTime(d.BatchDeadline),
 	}
+	if s := d.Stage; s != nil {
+		out.Stage = &ranv1alpha1.StageStatus{Number: s.Number, Size: s.Size, Step: s.Step + 1,
+			StartedAt: metaTime(s.Started), TimeoutAt: metaTime(s.Deadline), Resets: s.Resets,
+			Unhealthy: Truncate(s.Unhealthy, ranv1alpha1.MessageLimit)}
+	}
 	names := slices.Clone(b.Clusters)
 	slices.SortStableFunc(names, func(x, y string) int {
 		cx, cy := d.Progress.Clusters[x], d.Progress.Clusters[y]

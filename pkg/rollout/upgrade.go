@@ -99,6 +99,8 @@ type Decision struct {
 	// EndedEarly is true when the rollout finished before its last batch (a canary timed
 	// out, Abort, the failure budget, the overall timeout).
 	EndedEarly bool
+	// Stage is where the current batch stands, when it is progressive and a stage started.
+	Stage *Stage
 }
 
 // EndedBatch is a batch that ended: every cluster completed or timed out, or the rollout
@@ -113,6 +115,14 @@ type EndedBatch struct {
 
 // Decide computes the state of a ClusterGroupUpgrade from its facts.
 func Decide(f Facts) Decision {
+	d := decide(f)
+	if d.Stage == nil {
+		d.Stage = endedStage(f, d.Progress)
+	}
+	return d
+}
+
+func decide(f Facts) Decision {
 	p := f.Progress
 	if p.Started.IsZero() {
 		return decideStart(f)
@@ -190,17 +200,23 @@ func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decis
 	var wake time.Time
 	var holds []Hold
 	done := false
-	if batch.Window > 0 {
+	var stage *Stage
+	switch {
+	case len(batch.Stages) > 0:
+		var stopped bool
+		clusters, enforce, wake, holds, stopped, stage = stepStages(f, *p, batch, deadline)
+		done = windowDone(clusters, batch, stopped)
+	case batch.Window > 0:
 		var stopped bool
 		clusters, enforce, wake, holds, stopped = stepWindow(f, *p, batch, deadline)
 		done = windowDone(clusters, batch, stopped)
-	} else {
+	default:
 		clusters, enforce, wake, holds = stepBatch(f, batch, p.Clusters, clusterDeadline(f, *p, deadline))
 		done = allTerminal(clusters, batch)
 	}
 	p.Clusters = clusters
 	if !done && !endHeld(clusters, batch, holds, f.Now) {
-		reason, message := ranv1alpha1.ReasonInProgress, batchMessage(p.Batch, len(f.Plan.Batches), clusters, batch)
+		reason, message := ranv1alpha1.ReasonInProgress, batchMessage(p.Batch, len(f.Plan.Batches), clusters, batch, stage)
 		switch {
 		case f.Gates.Paused:
 			reason = ranv1alpha1.ReasonPaused
@@ -214,7 +230,7 @@ func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decis
 			}
 		}
 		return Decision{State: ranv1alpha1.StateNotCompleted, Reason: reason, Message: message, Progress: *p,
-			BatchDeadline: deadline, Enforce: enforce, Wake: wake, Holds: holds}, false
+			BatchDeadline: deadline, Enforce: enforce, Wake: wake, Holds: holds, Stage: stage}, false
 	}
 	if until, settled := soakUntil(f, batch, clusters); !settled || f.Now.Before(until) {
 		w := &Wait{Reason: ranv1alpha1.ReasonBatchSoaking, Batch: p.Batch + 1,
@@ -223,7 +239,7 @@ func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decis
 			w.Message = fmt.Sprintf("Batch %d soaks: a completed cluster is no longer compliant", p.Batch+1)
 		}
 		return Decision{State: ranv1alpha1.StateNotCompleted, Reason: w.Reason, Message: w.Message, Progress: *p,
-			BatchDeadline: deadline, Waiting: w, Wake: until}, false
+			BatchDeadline: deadline, Waiting: w, Wake: until, Stage: stage}, false
 	}
 	countStates(&p.Done, batch, clusters) // every cluster of the batch is terminal here
 	for _, name := range batch.Clusters {
@@ -251,7 +267,7 @@ func clusterDeadline(f Facts, p Progress, batchDeadline time.Time) time.Time {
 // finishIfOver ends the rollout after a batch ended: its last batch, a canary or Abort
 // timeout, the failure budget spent, or the overall deadline passed.
 func finishIfOver(f Facts, p Progress, batch plan.Batch, overall time.Time) (Decision, bool) {
-	stop, _ := batchEnds(f, batch, p.Clusters)
+	stop, _ := batchEnds(f, p, batch)
 	last := p.Batch+1 >= len(f.Plan.Batches)
 	budget := overBudget(f.Gates, p.Done)
 	late := !f.Now.Before(overall)
@@ -442,28 +458,50 @@ func allTerminal(clusters map[string]Cluster, batch plan.Batch) bool {
 	return true
 }
 
-// batchEnds reports whether a finished batch with timed-out clusters ends the rollout: a
-// canary batch always does, another batch with batchTimeoutAction Abort, and any batch past
-// the overall deadline.
-func batchEnds(f Facts, batch plan.Batch, clusters map[string]Cluster) (bool, string) {
+// batchEnds reports whether a finished batch (the current one of p) ends the rollout: with
+// timed-out clusters, a canary batch always does, another batch with batchTimeoutAction
+// Abort, and any batch past the overall deadline; a progressive batch does after an
+// unhealthy stage when its unhealthy stages stop it.
+func batchEnds(f Facts, p Progress, batch plan.Batch) (bool, string) {
+	if len(batch.Stages) > 0 && batch.StopUnhealthy {
+		if h := readStages(f, batch, p.Clusters, doneBefore(p, batch)); h.stopped {
+			return true, h.unhealthy
+		}
+	}
 	late := 0
 	for _, name := range batch.Clusters {
-		if clusters[name].State == ranv1alpha1.ClusterTimedOut {
+		if p.Clusters[name].State == ranv1alpha1.ClusterTimedOut {
 			late++
 		}
 	}
-	overall := timeout.Overall(f.Progress.Started, f.TimeoutMinutes)
+	overall := timeout.Overall(p.Started, f.TimeoutMinutes)
 	switch {
 	case late == 0:
 		return false, ""
 	case batch.Canary:
-		return true, fmt.Sprintf("Canary batch %d timed out", f.Progress.Batch+1)
+		return true, fmt.Sprintf("Canary batch %d timed out", p.Batch+1)
 	case f.Abort:
-		return true, fmt.Sprintf("Batch %d timed out and batchTimeoutAction is Abort", f.Progress.Batch+1)
+		return true, fmt.Sprintf("Batch %d timed out and batchTimeoutAction is Abort", p.Batch+1)
 	case !f.Now.Before(overall):
 		return true, "The rollout ran out of time"
 	}
 	return false, ""
+}
+
+// doneBefore counts the clusters of the batches before the current one of p, by their final
+// state: p.Done, less the current batch once it ended.
+func doneBefore(p Progress, batch plan.Batch) ranv1alpha1.ClusterCounts {
+	done := p.Done
+	if !p.BatchEnded {
+		return done
+	}
+	var own ranv1alpha1.ClusterCounts
+	countStates(&own, batch, p.Clusters)
+	done.Completed -= own.Completed
+	done.Failed -= own.Failed
+	done.TimedOut -= own.TimedOut
+	done.Held -= own.Held
+	return done
 }
 
 // decideFinished judges a rollout that ran its batches: Completed once every planned cluster
@@ -510,7 +548,7 @@ func notDone(f Facts, reason, detail string) Decision {
 		reason, why = ranv1alpha1.ReasonFailureBudgetExceeded, fmt.Sprintf(
 			"%d clusters failed or timed out, more than spec.maxFailures (%d) allows; no new batch starts",
 			p.Done.Failed+p.Done.TimedOut, *f.Gates.MaxFailures)
-	} else if _, ended := batchEnds(f, f.Plan.Batches[p.Batch], p.Clusters); ended != "" {
+	} else if _, ended := batchEnds(f, p, f.Plan.Batches[p.Batch]); ended != "" {
 		why = ended
 	}
 	return Decision{State: ranv1alpha1.StateTimedOut, Reason: reason, Message: fmt.Sprintf("%s; %s", why, detail), Progress: p}
@@ -525,7 +563,7 @@ func compliesWithAll(policies []Policy) bool {
 	return true
 }
 
-func batchMessage(batch, batches int, clusters map[string]Cluster, b plan.Batch) string {
+func batchMessage(batch, batches int, clusters map[string]Cluster, b plan.Batch, stage *Stage) string {
 	done := 0
 	for _, name := range b.Clusters {
 		if clusters[name].Terminal() {
@@ -535,6 +573,10 @@ func batchMessage(batch, batches int, clusters map[string]Cluster, b plan.Batch)
 	kind := "Batch"
 	if b.Canary {
 		kind = "Canary batch"
+	}
+	if stage != nil {
+		return fmt.Sprintf("%s %d of %d, stage %d of %d clusters: %d of %d clusters done", kind, batch+1, batches,
+			stage.Number, stage.Size, done, len(b.Clusters))
 	}
 	return fmt.Sprintf("%s %d of %d: %d of %d clusters done", kind, batch+1, batches, done, len(b.Clusters))
 }

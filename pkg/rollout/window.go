@@ -118,10 +118,11 @@ func pacedWidth(window int, budget *int, failures, finished int) int {
 		return window
 	}
 	left := *budget - failures
-	if left <= 0 {
+	if left < 0 {
 		return 0
 	}
-	// left / (failures / finished), rounded down, at least one cluster.
+	// left / (failures / finished), rounded down, at least one cluster: with the budget
+	// spent to the last failure, one cluster at a time.
 	return max(min(window, left*finished/failures), 1)
 }
 

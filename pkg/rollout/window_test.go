@@ -151,3 +151,30 @@ func TestWindowProgressRoundTripsThroughTheRecords(t *testing.T) {
 		t.Fatalf("read back %+v", back.Clusters)
 	}
 }
+
+// With the budget spent to its last failure (failures equal to maxFailures), the window goes
+// on one cluster at a time rather than stopping short of its end.
+func TestWindowGoesOnOneAtATimeAtTheEdgeOfTheBudget(t *testing.T) {
+	fl := stepFleet(t, plan.Batch{Clusters: []string{"w1", "w2", "w3", "w4", "w5"}, Window: 3})
+	fl.f.TimeoutMinutes = 100
+	budget := 1
+	fl.f.Gates.MaxFailures = &budget
+	d := fl.decide(0)
+	if got := enforced(d); !slices.Equal(got, []string{"w1", "w2", "w3"}) {
+		t.Fatalf("the window starts with %v", got)
+	}
+	fl.f.Policies[0].Failed["w1"] = "Degraded"
+	fl.f.Policies[0].Done["w2"], fl.f.Policies[0].Done["w3"] = true, true
+	d = fl.decide(time.Minute)
+	if got := enforced(d); !slices.Equal(got, []string{"w4"}) {
+		t.Fatalf("after one failure of three, at a budget of one: %v in progress, want w4 alone", got)
+	}
+	fl.f.Policies[0].Done["w4"] = true
+	d = fl.decide(2 * time.Minute)
+	if got := enforced(d); !slices.Equal(got, []string{"w5"}) {
+		t.Fatalf("then %v, want w5", got)
+	}
+	fl.f.Policies[0].Done["w5"] = true
+	d = fl.decide(3 * time.Minute)
+	fl.expect(d, ranv1alpha1.StateTimedOut, 0, "1 clusters failed")
+}

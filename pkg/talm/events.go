@@ -31,6 +31,10 @@ const (
 	ReasonApproved = "CguApproved"
 	// ReasonFailed: a cluster failed, or the rollout cannot start (all pre-caching failed).
 	ReasonFailed = "CguFailed"
+	// ReasonStageStarted and ReasonStageUnhealthy: a stage of a Progressive rollout
+	// started, and one ended unhealthy (the growth went back, or the rollout stops).
+	ReasonStageStarted   = "CguStageStarted"
+	ReasonStageUnhealthy = "CguStageUnhealthy"
 )
 
 // TALM's event actions, and ours after them.
@@ -53,6 +57,8 @@ const (
 	ActionClusterFailed                 = "RemediationInClusterFailed"
 	ActionClusterTimeout                = "RemediationInClusterTimeout"
 	ActionOnHoldDueToPrecachingFailures = "RemediationOnHoldDueToPrecachingFailure"
+	ActionStageStarted                  = "RemediationInStageStarted"
+	ActionStageUnhealthy                = "RemediationInStageUnhealthy"
 )
 
 // Event annotations, TALM's keys.
@@ -72,7 +78,11 @@ const (
 	AnnotationAmbiguousPolicies  = annotationPrefix + "ambiguous-policies"
 	AnnotationTruncated          = annotationPrefix + "truncated"
 	// AnnotationBatchIndex is ours: the 1-based batch an event of ours is about.
-	AnnotationBatchIndex          = annotationPrefix + "batch-index"
+	AnnotationBatchIndex = annotationPrefix + "batch-index"
+	// AnnotationStageIndex and AnnotationStageSize are ours: the 1-based stage of a
+	// Progressive batch an event is about, and how many clusters it takes.
+	AnnotationStageIndex          = annotationPrefix + "stage-index"
+	AnnotationStageSize           = annotationPrefix + "stage-size"
 	EventTypeGlobal               = "global"
 	EventTypeBatch                = "batch"
 	EventTypeCluster              = "cluster"
@@ -270,6 +280,23 @@ func Approved(name string, index int, by string) Event {
 	}
 	return newEvent(corev1.EventTypeNormal, ReasonApproved, ActionBatchApproved, EventTypeBatch,
 		fmt.Sprintf("ClusterGroupUpgrade %s: batch index %d approved by %s", name, index, who)).
+		with(AnnotationBatchIndex, strconv.Itoa(index))
+}
+
+// StageStarted is the event of a stage (1-based number) of a Progressive batch (1-based
+// index) starting, with its size and its step in the growth (1-based).
+func StageStarted(name string, index, number, size, step int) Event {
+	return newEvent(corev1.EventTypeNormal, ReasonStageStarted, ActionStageStarted, EventTypeBatch,
+		fmt.Sprintf("ClusterGroupUpgrade %s: batch index %d: stage %d started with %d clusters (step %d of the growth)",
+			name, index, number, size, step)).
+		with(AnnotationBatchIndex, strconv.Itoa(index), AnnotationStageIndex, strconv.Itoa(number), AnnotationStageSize, strconv.Itoa(size))
+}
+
+// StageUnhealthy is the warning of a stage of a Progressive batch (1-based index) that ended
+// unhealthy; message says which stage, why, and what it did to the growth.
+func StageUnhealthy(name string, index int, message string) Event {
+	return newEvent(corev1.EventTypeWarning, ReasonStageUnhealthy, ActionStageUnhealthy, EventTypeBatch,
+		fmt.Sprintf("ClusterGroupUpgrade %s: batch index %d: %s", name, index, message)).
 		with(AnnotationBatchIndex, strconv.Itoa(index))
 }
 

@@ -55,6 +55,34 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   clusters: [a]
   remediationStrategy: {maxConcurrency: 2, mode: Sideways}`,
 			`spec.remediationStrategy.mode: Unsupported value: "Sideways"`),
+		Entry("progressive steps and a factor", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, mode: Progressive, progressive: {steps: [1], factor: 2}}`,
+			"spec.remediationStrategy.progressive takes steps or a factor, not both"),
+		Entry("a zero progressive step", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, mode: Progressive, progressive: {steps: [0]}}`,
+			"spec.remediationStrategy.progressive.steps must be positive counts or percentages up to 100% such as 5%"),
+		Entry("a progressive step that is not a percentage", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, mode: Progressive, progressive: {steps: ["5 percent"]}}`,
+			"spec.remediationStrategy.progressive.steps must be positive counts or percentages up to 100% such as 5%"),
+		Entry("a progressive step above 100%", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, mode: Progressive, progressive: {steps: ["150%"]}}`,
+			"spec.remediationStrategy.progressive.steps must be positive counts or percentages up to 100% such as 5%"),
+		Entry("a growth factor of one", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, mode: Progressive, progressive: {factor: 1}}`,
+			"spec.remediationStrategy.progressive.factor"),
+		Entry("an unknown onUnhealthy", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, mode: Progressive, progressive: {onUnhealthy: Ignore}}`,
+			`spec.remediationStrategy.progressive.onUnhealthy: Unsupported value: "Ignore"`),
+		Entry("progressive without its mode", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, mode: Window, progressive: {factor: 2}}`,
+			"spec.remediationStrategy.progressive is set only with mode Progressive"),
 		Entry("maxConcurrency that is not a number", `
   clusters: [a]
   remediationStrategy: {maxConcurrency: two}`,
@@ -195,6 +223,15 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
 		Entry("the Window mode (an addition)", `
   clusters: [a, b, c]
   remediationStrategy: {maxConcurrency: 2, mode: Window}`),
+		Entry("the Progressive mode with its default growth (an addition)", `
+  clusters: [a, b, c]
+  remediationStrategy: {maxConcurrency: 2, mode: Progressive}`),
+		Entry("the Progressive mode with stated steps", `
+  clusters: [a, b, c]
+  remediationStrategy: {maxConcurrency: 2, mode: Progressive, progressive: {steps: [1, "0.5%", "25%", "100%"], onUnhealthy: Stop}}`),
+		Entry("the Progressive mode with a factor", `
+  clusters: [a, b, c]
+  remediationStrategy: {maxConcurrency: 2, mode: Progressive, progressive: {factor: 4, onUnhealthy: Reset}}`),
 		Entry("timeout 0 (the default)", `
   clusters: [a]
   remediationStrategy: {maxConcurrency: 1, timeout: 0}`),

@@ -43,6 +43,9 @@ type Fleet struct {
 	// MaxFailures is spec.maxFailures; nil means no budget.
 	MaxFailures *int
 	Seed        uint64
+	// StopUnhealthy makes an unhealthy stage of the Progressive mode stop the rollout
+	// (progressive.onUnhealthy Stop) instead of sending the growth back.
+	StopUnhealthy bool
 }
 
 // Night is the default fleet: 3,500 clusters, 500 at a time, one hour a cluster, a 1% tail
@@ -56,6 +59,8 @@ func Night() Fleet {
 // Result is how one rollout of the fleet went.
 type Result struct {
 	Mode ranv1alpha1.RolloutMode
+	// Stop is true for a Progressive rollout whose unhealthy stages stop it.
+	Stop bool
 	// Time is from the start until the rollout finished (every cluster ended, or the
 	// rollout ended early).
 	Time time.Duration
@@ -80,8 +85,19 @@ func (r Result) PastBudget(budget *int) int {
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("%-8s %8s  peak %4d  mean %6.1f  completed %4d  failed %3d  timed out %3d  not started %4d  %s",
-		r.Mode, r.Time.Round(time.Minute), r.Peak, r.Mean, r.Completed, r.Failed, r.TimedOut, r.NotStarted, r.State)
+	return fmt.Sprintf("%-11s %8s  peak %4d  mean %6.1f  completed %4d  failed %3d  timed out %3d  not started %4d  %s",
+		r.Name(), r.Time.Round(time.Minute), r.Peak, r.Mean, r.Completed, r.Failed, r.TimedOut, r.NotStarted, r.State)
+}
+
+// Name is the mode, and for a Progressive rollout what an unhealthy stage does.
+func (r Result) Name() string {
+	switch {
+	case r.Mode != ranv1alpha1.ModeProgressive:
+		return string(r.Mode)
+	case r.Stop:
+		return "Prog/Stop"
+	}
+	return "Prog/Reset"
 }
 
 // Draw returns each cluster's upgrade duration and whether it fails.
@@ -153,7 +169,7 @@ type player struct {
 }
 
 func newPlayer(fl Fleet, mode ranv1alpha1.RolloutMode) (*player, error) {
-	pl := &player{r: Result{Mode: mode}, index: make(map[string]int, fl.Clusters),
+	pl := &player{r: Result{Mode: mode, Stop: fl.StopUnhealthy && mode == ranv1alpha1.ModeProgressive}, index: make(map[string]int, fl.Clusters),
 		compliance: make(map[string]policyv1.ComplianceState, fl.Clusters), started: make(map[string]bool, fl.Clusters), last: start}
 	pl.durations, pl.fails = fl.Draw()
 	names := make([]string, fl.Clusters)
@@ -162,7 +178,13 @@ func newPlayer(fl Fleet, mode ranv1alpha1.RolloutMode) (*player, error) {
 		pl.index[names[i]] = i
 		pl.compliance[names[i]] = policyv1.NonCompliant
 	}
-	p, err := plan.Build(plan.Input{Clusters: names, MaxConcurrency: fl.MaxConcurrency, Window: mode == ranv1alpha1.ModeWindow})
+	in := plan.Input{Clusters: names, MaxConcurrency: fl.MaxConcurrency, Window: mode == ranv1alpha1.ModeWindow}
+	if mode == ranv1alpha1.ModeProgressive {
+		g := plan.DefaultGrowth
+		g.Stop = fl.StopUnhealthy
+		in.Progressive = &g
+	}
+	p, err := plan.Build(in)
 	if err != nil {
 		return nil, err
 	}

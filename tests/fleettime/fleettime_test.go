@@ -19,6 +19,9 @@ type scenario struct {
 	fleet func(seed uint64) Fleet
 }
 
+// badRelease is the index of the scenario of a release that fails on 5% of the clusters.
+const badRelease = 1
+
 var scenarios = []scenario{
 	{"a night: 3,500 clusters, 500 at a time, 0.5% failing", func(seed uint64) Fleet {
 		fl := Night()
@@ -32,53 +35,100 @@ var scenarios = []scenario{
 	}},
 }
 
-// The schedule's targets, simulated time against simulated time (no wall clock): on the
-// same fleets, Window upgrades in at most 0.75 of the batches' time, never has more clusters
-// in progress than maxConcurrency (nor than the batches), and lets no more failed clusters
-// past the budget than the batches do, summed over the seeds. FLEETTIME_OUT=file writes the
-// report there (make bench-fleettime).
-func TestWindowAgainstBatches(t *testing.T) {
+// mode is a rollout mode, and for Progressive whether an unhealthy stage stops it.
+type mode struct {
+	mode ranv1alpha1.RolloutMode
+	stop bool
+}
+
+// tally sums one mode's figures over the seeds.
+type tally struct {
+	time time.Duration
+	past int
+	peak int
+}
+
+func (t *tally) add(r Result, budget *int) {
+	t.time += r.Time
+	t.past += r.PastBudget(budget)
+	t.peak = max(t.peak, r.Peak)
+}
+
+// The schedule's targets, simulated time against simulated time (no wall clock), on the
+// same fleets:
+//   - Window upgrades in at most 0.75 of the batches' time, never has more clusters in
+//     progress than maxConcurrency (nor than the batches), and lets no more failed clusters
+//     past the budget than the batches do, summed over the seeds;
+//   - Progressive never has more than maxConcurrency in progress, and on a bad release lets
+//     fewer failed clusters past the budget than the batches, with no more in progress than
+//     its second size (its growth never got past it).
+//
+// FLEETTIME_OUT=file writes the report there (make bench-fleettime).
+func TestModesAgainstBatches(t *testing.T) {
 	var report strings.Builder
 	fmt.Fprintf(&report, "Fleet time by rollout mode (tests/fleettime: pkg/rollout.Decide on simulated clusters, simulated time)\n")
-	for _, sc := range scenarios {
+	modes := []mode{{ranv1alpha1.ModeBatches, false}, {ranv1alpha1.ModeWindow, false}, {ranv1alpha1.ModeProgressive, false}, {ranv1alpha1.ModeProgressive, true}}
+	for i, sc := range scenarios {
 		fmt.Fprintf(&report, "\n%s; seeds %v\n", sc.name, seeds)
-		var batchTime, windowTime time.Duration
-		batchPast, windowPast := 0, 0
+		sums := make([]tally, len(modes))
 		for _, seed := range seeds {
-			fl := sc.fleet(seed)
-			batches, err := Run(fl, ranv1alpha1.ModeBatches)
-			if err != nil {
-				t.Fatal(err)
-			}
-			window, err := Run(fl, ranv1alpha1.ModeWindow)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&report, "  seed %d  %s  past budget %d\n", seed, batches, batches.PastBudget(fl.MaxFailures))
-			fmt.Fprintf(&report, "  seed %d  %s  past budget %d\n", seed, window, window.PastBudget(fl.MaxFailures))
-			batchTime += batches.Time
-			windowTime += window.Time
-			batchPast += batches.PastBudget(fl.MaxFailures)
-			windowPast += window.PastBudget(fl.MaxFailures)
-			if window.Peak > fl.MaxConcurrency || window.Peak > batches.Peak {
-				t.Errorf("%s, seed %d: Window had %d clusters in progress at once, batches %d, maxConcurrency %d",
-					sc.name, seed, window.Peak, batches.Peak, fl.MaxConcurrency)
+			for m, md := range modes {
+				fl := sc.fleet(seed)
+				fl.StopUnhealthy = md.stop
+				r, err := Run(fl, md.mode)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&report, "  seed %d  %s  past budget %d\n", seed, r, r.PastBudget(fl.MaxFailures))
+				sums[m].add(r, fl.MaxFailures)
+				if r.Peak > fl.MaxConcurrency {
+					t.Errorf("%s, seed %d: %s had %d clusters in progress at once, maxConcurrency %d", sc.name, seed, r.Name(), r.Peak, fl.MaxConcurrency)
+				}
 			}
 		}
-		ratio := windowTime.Seconds() / batchTime.Seconds()
-		fmt.Fprintf(&report, "  Window/Batches time %.2f (target <= 0.75); failures past the budget: Window %d, Batches %d (target: Window <= Batches)\n",
-			ratio, windowPast, batchPast)
-		if ratio > 0.75 {
-			t.Errorf("%s: Window took %.2f of the batches' time, more than 0.75", sc.name, ratio)
-		}
-		if windowPast > batchPast {
-			t.Errorf("%s: Window let %d failed clusters past the budget, batches %d", sc.name, windowPast, batchPast)
-		}
+		checkTargets(t, &report, sc, i == badRelease, modes[1:], sums)
+		fmt.Fprintf(&report, "\n")
 	}
 	t.Log("\n" + report.String())
 	if out := os.Getenv("FLEETTIME_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(report.String()), 0o600); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// checkTargets reports the modes' figures against the batches' (sums[0]) for a scenario and
+// checks the targets: Window's always, Progressive's on the bad release.
+func checkTargets(t *testing.T, report *strings.Builder, sc scenario, bad bool, modes []mode, sums []tally) {
+	t.Helper()
+	batches, window := sums[0], sums[1]
+	fmt.Fprintf(report, "  time against Batches:")
+	for m, md := range modes {
+		r := Result{Mode: md.mode, Stop: md.stop}
+		fmt.Fprintf(report, " %s %.2f;", r.Name(), sums[m+1].time.Seconds()/batches.time.Seconds())
+	}
+	fmt.Fprintf(report, " failures past the budget: Batches %d, Window %d, Prog/Reset %d, Prog/Stop %d\n",
+		batches.past, window.past, sums[2].past, sums[3].past)
+	ratio := window.time.Seconds() / batches.time.Seconds()
+	fmt.Fprintf(report, "  targets: Window/Batches time <= 0.75; Window past the budget <= Batches; peak <= %d",
+		sc.fleet(0).MaxConcurrency)
+	if window.peak > batches.peak {
+		t.Errorf("%s: Window had %d clusters in progress at once, batches %d", sc.name, window.peak, batches.peak)
+	}
+	if ratio > 0.75 {
+		t.Errorf("%s: Window took %.2f of the batches' time, more than 0.75", sc.name, ratio)
+	}
+	if window.past > batches.past {
+		t.Errorf("%s: Window let %d failed clusters past the budget, batches %d", sc.name, window.past, batches.past)
+	}
+	if !bad {
+		return
+	}
+	fmt.Fprintf(report, "; Progressive past the budget < Batches, peak <= the second size (175)")
+	for _, m := range []int{2, 3} {
+		if sums[m].past >= batches.past || sums[m].peak > 175 {
+			t.Errorf("%s: Progressive (stop %v) let %d failed clusters past the budget (batches %d), %d in progress at once",
+				sc.name, modes[m-1].stop, sums[m].past, batches.past, sums[m].peak)
 		}
 	}
 }

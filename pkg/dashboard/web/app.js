@@ -283,8 +283,9 @@ function timeline(d) {
   }
   const blocks = h("ol", { class: "timeline", id: "timeline" }, d.timeline.map((b) => h("li", {
     class: "batch", "data-state": b.state, "data-index": b.index,
-    title: "Batch " + b.index + (b.canary ? " (canary)" : "") + (b.window ? " (a window of " + b.window + " at once)" : "") + ": " + b.state + ", " + countsText(b.counts),
-  }, h("div", { class: "label" }, (b.canary ? "C" : "") + b.index + (b.window ? " ⇉" + b.window : "")), bar(b.counts, b.clusters))));
+    title: "Batch " + b.index + (b.canary ? " (canary)" : "") + (b.window ? " (a window of " + b.window + " at once)" : "") +
+      (b.stages ? " (stages of " + b.stages.join(", ") + " clusters)" : "") + ": " + b.state + ", " + countsText(b.counts),
+  }, h("div", { class: "label" }, (b.canary ? "C" : "") + b.index + (b.window ? " ⇉" + b.window : "") + (b.stages ? " ↗" : "")), bar(b.counts, b.clusters))));
   const rows = d.timeline.filter((b) => b.state !== "planned" || b.index <= (d.running ? d.running.index + 1 : 1));
   const table = h("table", { class: "batches" },
     h("thead", {}, h("tr", {}, h("th", {}, "Batch"), h("th", {}, "State"), h("th", {}, "Clusters"), h("th", {}, "Started"), h("th", {}, "Ended or times out"))),
@@ -316,8 +317,14 @@ function eta(e) {
 function running(d) {
   const r = d.running;
   if (!r) return null;
+  const sg = r.stage;
   return section("Batch " + r.index + (r.ended ? " ended" : " runs") +
-    (r.window ? ": a window of " + r.window + " at once, each cluster with its own deadline" : ""),
+    (r.window ? ": a window of " + r.window + " at once, each cluster with its own deadline" : "") +
+    (sg ? ": stage " + sg.number + " of " + sg.size + " clusters (step " + sg.step + " of the growth)" : ""),
+    sg ? h("p", { class: "stage", id: "stage" },
+      (sg.startedAt ? "Started " + ago(sg.startedAt) : "Not started") + (sg.timeoutAt ? ", times out " + ago(sg.timeoutAt) : "") +
+      (sg.resets ? "; the growth went back " + sg.resets + (sg.resets === 1 ? " time" : " times") : "") + ".") : null,
+    sg && sg.unhealthy ? h("p", { class: "muted", id: "unhealthy" }, "Last unhealthy stage: " + sg.unhealthy) : null,
     chips(r.counts),
     h("ul", { class: "clusters", id: "running" }, r.clusters.map((c) => h("li", {
       "data-state": c.state, title: c.name + ": " + stateLabels[c.state] + (c.policy ? ", on " + c.policy : "") + (c.reason ? " (" + c.reason + ")" : ""),
