@@ -84,6 +84,8 @@ func readStages(f Facts, batch plan.Batch, clusters map[string]Cluster, done ran
 		switch {
 		case healthy(f, *r):
 			step = min(step+1, len(batch.Stages)-1)
+		case h.lastEnded && waiting == 0:
+			h.unhealthy = unhealthyMessage(f, i+1, *r, "was the last stage")
 		case batch.StopUnhealthy:
 			h.stopped, h.unhealthy = true, unhealthyMessage(f, i+1, *r, "stops the rollout")
 		default:

@@ -282,3 +282,24 @@ func TestStagesRoundTripThroughTheRecords(t *testing.T) {
 	d = fl.decide(2 * time.Minute)
 	fl.expectStage(d, 3, 2, "s04", "s05")
 }
+
+// An unhealthy last stage sends nothing back and stops nothing: nothing is left to start.
+func TestAnUnhealthyLastStageOnlySaysSo(t *testing.T) {
+	for _, stop := range []bool{false, true} {
+		b := staged(3, 2)
+		b.StopUnhealthy = stop
+		fl := stepFleet(t, b)
+		fl.f.TimeoutMinutes = 600
+		d := fl.decide(0)
+		fl.finish(d)
+		d = fl.decide(time.Minute)
+		fl.expectStage(d, 2, 2, "s03")
+		fl.finish(d, "s03")
+		d = fl.decide(2 * time.Minute)
+		fl.expect(d, ranv1alpha1.StateTimedOut, 0, "Clusters failed; 1 clusters failed, cluster s03 among them")
+		if d.Stage == nil || d.Stage.Resets != 0 || d.Stage.Stopped ||
+			d.Stage.Unhealthy != "Stage 2 had 1 failed or timed-out of 1 clusters, more than its share of the failure budget (none without spec.maxFailures), and was the last stage" {
+			t.Fatalf("stop %v: the last stage %+v", stop, d.Stage)
+		}
+	}
+}
