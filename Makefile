@@ -45,7 +45,8 @@ help: ## Show this help.
 
 # The demo's knobs (see docs/tutorial.md): fleet size, batch size, how long a simulated
 # upgrade takes, a cluster that never finishes (to show a batch timeout), the rollout's
-# timeout in minutes (0 keeps the sample's), and KEEP=1 to leave the hub running.
+# timeout in minutes (0 keeps the sample's), KEEP=1 to leave the hub running, and MODE=Window or
+# MODE=Progressive for a rollout mode other than TALM's batches.
 CLUSTERS ?= 12
 MAX_CONCURRENCY ?= 4
 UPGRADE_DURATION ?= 8s
@@ -55,12 +56,13 @@ KEEP ?= 0
 DASHBOARD_PORT ?= 3270
 KIND ?= cgu
 FAIL ?=
+MODE ?=
 
 .PHONY: demo
-demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1, DASHBOARD_PORT; KIND=ibgu with FAIL for an image-based group upgrade).
+demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1, DASHBOARD_PORT, MODE=Window|Progressive; KIND=ibgu with FAIL for an image-based group upgrade).
 	go build -o $(LOCALBIN)/cgu-demo ./cmd/cgu-demo
 	$(LOCALBIN)/cgu-demo --kind=$(KIND) --clusters=$(CLUSTERS) --max-concurrency=$(MAX_CONCURRENCY) \
-		--upgrade-duration=$(UPGRADE_DURATION) --stall=$(STALL) --fail=$(FAIL) --timeout=$(TIMEOUT) --dashboard-port=$(DASHBOARD_PORT) \
+		--upgrade-duration=$(UPGRADE_DURATION) --stall=$(STALL) --fail=$(FAIL) --timeout=$(TIMEOUT) --dashboard-port=$(DASHBOARD_PORT) --mode=$(MODE) \
 		$(if $(filter 1 true yes,$(KEEP)),--keep)
 
 ##@ Development

@@ -198,6 +198,17 @@ func (d *demo) tune(o *unstructured.Unstructured) error {
 	if err := unstructured.SetNestedField(o.Object, int64(d.opts.maxConcurrency), "spec", "remediationStrategy", "maxConcurrency"); err != nil {
 		return err
 	}
+	if d.opts.mode != "" {
+		if err := unstructured.SetNestedField(o.Object, d.opts.mode, "spec", "remediationStrategy", "mode"); err != nil {
+			return err
+		}
+	}
+	if d.opts.mode == string(ranv1alpha1.ModeProgressive) {
+		// Stages of 1, 2, 4, ...: the default 1%, 5%, 25% are all one cluster on a demo's fleet.
+		if err := unstructured.SetNestedField(o.Object, int64(2), "spec", "remediationStrategy", "progressive", "factor"); err != nil {
+			return err
+		}
+	}
 	if d.opts.timeout > 0 {
 		return unstructured.SetNestedField(o.Object, int64(d.opts.timeout), "spec", "remediationStrategy", "timeout")
 	}

@@ -13,9 +13,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/cli"
 )
 
@@ -34,6 +36,9 @@ type options struct {
 	kind string
 	// fail is a cluster whose Prep fails (ibgu).
 	fail string
+	// mode is spec.remediationStrategy.mode: Batches (TALM's), Window or Progressive; empty
+	// keeps the sample's.
+	mode string
 	// dashboardPort is where kubectl cgu's dashboard of the demo is served: 0 picks a free
 	// port, a negative one serves none.
 	dashboardPort int
@@ -59,43 +64,62 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.samples, "samples", "", "Directory of the demo manifests (default "+samplesCGU+", or "+samplesIBGU+" with --kind=ibgu).")
 	fs.StringVar(&o.kind, "kind", kindCGU, "What to roll out: cgu (a ClusterGroupUpgrade of an upgrade policy) or ibgu (an image-based group upgrade).")
 	fs.StringVar(&o.fail, "fail", "", "With --kind=ibgu, a cluster whose Prep fails (for example sno-05), to show AbortOnFailure.")
+	fs.StringVar(&o.mode, "mode", "", "How the clusters after the canaries are remediated: Batches (TALM's, the sample's), Window or Progressive (stages of 1, 2, 4, ...).")
 	fs.BoolVar(&o.plain, "plain", false, "Print plain lines even on a terminal.")
 	fs.IntVar(&o.dashboardPort, "dashboard-port", cli.DefaultDashboardPort,
 		"Serve kubectl cgu's dashboard of the demo on this port of 127.0.0.1 (0 picks a free one, -1 serves none).")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	switch {
-	case o.clusters < 3:
-		return o, fmt.Errorf("--clusters must be at least 3, got %d", o.clusters)
-	case o.maxConcurrency < 0:
-		return o, fmt.Errorf("--max-concurrency must not be negative, got %d", o.maxConcurrency)
-	case o.upgradeDuration < 0:
-		return o, fmt.Errorf("--upgrade-duration must not be negative, got %s", o.upgradeDuration)
-	case o.timeout < 0:
-		return o, fmt.Errorf("--timeout must not be negative, got %d", o.timeout)
-	case o.dashboardPort > 65535:
-		return o, fmt.Errorf("--dashboard-port must be at most 65535, got %d", o.dashboardPort)
-	}
-	if o.stall != "" && !isFleetCluster(o.stall, o.clusters) {
-		return o, fmt.Errorf("--stall %q is not one of sno-01 to %s", o.stall, clusterName(o.clusters))
-	}
-	switch o.kind {
-	case kindCGU:
-		if o.fail != "" {
-			return o, fmt.Errorf("--fail is for --kind=ibgu; a ClusterGroupUpgrade's cluster stalls with --stall")
-		}
-	case kindIBGU:
-		if o.fail != "" && !isFleetCluster(o.fail, o.clusters) {
-			return o, fmt.Errorf("--fail %q is not one of sno-01 to %s", o.fail, clusterName(o.clusters))
-		}
-	default:
-		return o, fmt.Errorf("--kind must be cgu or ibgu, got %q", o.kind)
+	if err := o.check(); err != nil {
+		return o, err
 	}
 	if o.samples == "" {
 		o.samples = map[string]string{kindCGU: samplesCGU, kindIBGU: samplesIBGU}[o.kind]
 	}
 	return o, nil
+}
+
+// check refuses options out of range, or that do not go together.
+func (o options) check() error {
+	switch {
+	case o.clusters < 3:
+		return fmt.Errorf("--clusters must be at least 3, got %d", o.clusters)
+	case o.maxConcurrency < 0:
+		return fmt.Errorf("--max-concurrency must not be negative, got %d", o.maxConcurrency)
+	case o.upgradeDuration < 0:
+		return fmt.Errorf("--upgrade-duration must not be negative, got %s", o.upgradeDuration)
+	case o.timeout < 0:
+		return fmt.Errorf("--timeout must not be negative, got %d", o.timeout)
+	case o.mode != "" && !slices.Contains([]ranv1alpha1.RolloutMode{ranv1alpha1.ModeBatches, ranv1alpha1.ModeWindow, ranv1alpha1.ModeProgressive}, ranv1alpha1.RolloutMode(o.mode)):
+		return fmt.Errorf("--mode must be Batches, Window or Progressive, got %q", o.mode)
+	case o.dashboardPort > 65535:
+		return fmt.Errorf("--dashboard-port must be at most 65535, got %d", o.dashboardPort)
+	}
+	if o.stall != "" && !isFleetCluster(o.stall, o.clusters) {
+		return fmt.Errorf("--stall %q is not one of sno-01 to %s", o.stall, clusterName(o.clusters))
+	}
+	return o.checkKind()
+}
+
+// checkKind refuses a kind the demo does not run, and options for the other kind.
+func (o options) checkKind() error {
+	switch o.kind {
+	case kindCGU:
+		if o.fail != "" {
+			return fmt.Errorf("--fail is for --kind=ibgu; a ClusterGroupUpgrade's cluster stalls with --stall")
+		}
+	case kindIBGU:
+		if o.fail != "" && !isFleetCluster(o.fail, o.clusters) {
+			return fmt.Errorf("--fail %q is not one of sno-01 to %s", o.fail, clusterName(o.clusters))
+		}
+		if o.mode != "" {
+			return fmt.Errorf("--mode is for --kind=cgu; an image-based group upgrade's steps run in batches")
+		}
+	default:
+		return fmt.Errorf("--kind must be cgu or ibgu, got %q", o.kind)
+	}
+	return nil
 }
 
 func main() {

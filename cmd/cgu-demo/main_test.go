@@ -41,6 +41,19 @@ func TestDemo(t *testing.T) {
 				"cgu-demo: the rollout ended TimedOut", "oc get cgu:           STATE TimedOut", "clusters:             2 complete, 1 timedout"},
 		},
 	}
+	cases["a progressive rollout"] = struct {
+		opts     options
+		code     int
+		contains []string
+	}{
+		opts: options{clusters: 7, maxConcurrency: 4, upgradeDuration: time.Second, mode: string(ranv1alpha1.ModeProgressive),
+			samples: "../../samples/demo", plain: true},
+		code: 0,
+		contains: []string{
+			"Batch 3/3            sno-03 sno-04 sno-05 sno-06 sno-07 (stages of 1, 2, 4 clusters, growing after each healthy one)",
+			"7 of 7 clusters upgraded to 4.16.12, 0 timed out", "The rollout completed.",
+		},
+	}
 	cases["an image-based group upgrade, one cluster failing Prep"] = struct {
 		opts     options
 		code     int
@@ -93,6 +106,9 @@ func TestFlags(t *testing.T) {
 		"unknown kind":       {args: []string{"--kind=policy"}, err: `--kind must be cgu or ibgu, got "policy"`},
 		"fail without ibgu":  {args: []string{"--fail=sno-03"}, err: "--fail is for --kind=ibgu; a ClusterGroupUpgrade's cluster stalls with --stall"},
 		"unknown failing":    {args: []string{"--kind=ibgu", "--fail=sno-99"}, err: `--fail "sno-99" is not one of sno-01 to sno-12`},
+		"a window":           {args: []string{"--mode=Window"}},
+		"unknown mode":       {args: []string{"--mode=Waves"}, err: `--mode must be Batches, Window or Progressive, got "Waves"`},
+		"a mode for an IBGU": {args: []string{"--kind=ibgu", "--mode=Window"}, err: "--mode is for --kind=cgu; an image-based group upgrade's steps run in batches"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

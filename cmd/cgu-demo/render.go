@@ -76,7 +76,11 @@ func (t *terminal) plan(cgu *ranv1alpha1.ClusterGroupUpgrade, batches []batchVie
 		for i, c := range b.clusters {
 			names[i] = c.name
 		}
-		fmt.Fprintf(t.w, "    %-20s %s\n", b.label(len(batches)), strings.Join(names, " "))
+		shape := ""
+		if b.shape != "" {
+			shape = " (" + b.shape + ")"
+		}
+		fmt.Fprintf(t.w, "    %-20s %s%s\n", b.label(len(batches)), strings.Join(names, " "), shape)
 	}
 	fmt.Fprintf(t.w, "    Timeout %d minutes: each batch gets the time left divided by the batches left\n", timeoutMinutes(cgu))
 }

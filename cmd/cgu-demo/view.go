@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,8 +24,10 @@ type clusterView struct {
 
 // batchView is a batch as the display shows it, from its records once the rollout started.
 type batchView struct {
-	index                       int
-	canary                      bool
+	index  int
+	canary bool
+	// shape says how a Window or Progressive batch runs its clusters, empty for a batch.
+	shape                       string
 	clusters                    []clusterView
 	started, finished, deadline time.Time
 }
@@ -105,6 +109,16 @@ func (d *demo) snapshot(ctx context.Context) (snapshot, error) {
 
 func batchOf(index int, b plan.Batch, records []ranv1alpha1.ClusterGroupUpgradeBatch, cgu string) batchView {
 	v := batchView{index: index, canary: b.Canary}
+	switch {
+	case b.Window > 0:
+		v.shape = fmt.Sprintf("a window of %d at once", b.Window)
+	case len(b.Stages) > 0:
+		sizes := make([]string, len(b.Stages))
+		for i, n := range b.Stages {
+			sizes[i] = strconv.Itoa(n)
+		}
+		v.shape = "stages of " + strings.Join(sizes, ", ") + " clusters, growing after each healthy one"
+	}
 	progress := map[string]ranv1alpha1.ClusterProgress{}
 	for _, r := range records {
 		if r.Spec.Upgrade != cgu || r.Spec.Index != index {
