@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,8 @@ func fullProgress(i int, now metav1.Time) ClusterProgress {
 		State:          ClusterInProgress,
 		CurrentPolicy:  name(i, 253),
 		Since:          &now,
+		StartedAt:      &now,
+		Stage:          1 << 40,
 		CompliantSince: &now,
 		Reason:         strings.Repeat("R", 64),
 	}
@@ -44,7 +47,8 @@ func largestStatus(clusters, policies int) ClusterGroupUpgradeStatus {
 		Plan:               &PlanSummary{Batches: clusters, CanaryBatches: clusters, Clusters: clusters, SkippedCompliant: clusters, FrozenAt: &now},
 		StartedAt:          &now,
 		CompletedAt:        &now,
-		CurrentBatch:       &BatchStatus{Index: clusters, Canary: true, StartedAt: &now, TimeoutAt: &now, ClustersNotShown: clusters},
+		CurrentBatch: &BatchStatus{Index: clusters, Canary: true, StartedAt: &now, TimeoutAt: &now, ClustersNotShown: clusters,
+			Stage: &StageStatus{Number: clusters, Size: clusters, Step: clusters, StartedAt: &now, TimeoutAt: &now, Resets: clusters, Unhealthy: msg}},
 		Precaching: &PrecachingStatus{
 			Spec: &PrecachingSpec{
 				PlatformImage:                strings.Repeat("i", 512),
@@ -73,7 +77,11 @@ func largestStatus(clusters, policies int) ClusterGroupUpgradeStatus {
 		})
 	}
 	for i := range ClusterDetailLimit {
-		st.CurrentBatch.Clusters = append(st.CurrentBatch.Clusters, fullProgress(i, now))
+		// startedAt and stage are written to the batch records only (rollout.Status leaves
+		// them out of status.currentBatch.clusters); TestBatchRecordStaysSmall counts them.
+		c := fullProgress(i, now)
+		c.StartedAt, c.Stage = nil, 0
+		st.CurrentBatch.Clusters = append(st.CurrentBatch.Clusters, c)
 	}
 	st.UpgradeChecks = &UpgradeChecksStatus{ClustersNotShown: clusters,
 		Counts: map[string]int{"Proceed": clusters, "Done": clusters, "Hold": clusters, "Reject": clusters}}
@@ -116,7 +124,8 @@ func TestBatchRecordStaysSmall(t *testing.T) {
 	now := metav1.NewTime(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	b := ClusterGroupUpgradeBatch{
 		ObjectMeta: metav1.ObjectMeta{Name: name(0, 253), Namespace: name(0, 63)},
-		Spec:       ClusterGroupUpgradeBatchSpec{Upgrade: name(0, 253), Index: 10_000, Part: 40, Canary: true},
+		Spec: ClusterGroupUpgradeBatchSpec{Upgrade: name(0, 253), Index: 10_000, Part: 40, Canary: true, Window: 1 << 40,
+			Stages: slices.Repeat([]int{1 << 40}, 64), OnUnhealthy: UnhealthyReset},
 		Status: ClusterGroupUpgradeBatchStatus{StartedAt: &now, TimeoutAt: &now, FinishedAt: &now, EndsRollout: true,
 			PausedBefore: &metav1.Duration{Duration: 1 << 62}},
 	}

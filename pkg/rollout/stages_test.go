@@ -303,3 +303,22 @@ func TestAnUnhealthyLastStageOnlySaysSo(t *testing.T) {
 		}
 	}
 }
+
+// The status shows the stage, and leaves each cluster's start and stage to the batch
+// records, which keeps status.currentBatch within its size budget (api/v1alpha1's size test).
+func TestStatusShowsTheStageNotEachClustersStart(t *testing.T) {
+	b := staged(4, 1, 3)
+	fl := stepFleet(t, b)
+	fl.f.TimeoutMinutes = 600
+	d := fl.decide(0)
+	var st ranv1alpha1.ClusterGroupUpgradeStatus
+	Status(&st, d, plan.Plan{Batches: []plan.Batch{b}})
+	if s := st.CurrentBatch.Stage; s == nil || s.Number != 1 || s.Size != 1 || s.Step != 1 || s.StartedAt == nil || s.TimeoutAt == nil {
+		t.Fatalf("status.currentBatch.stage %+v", st.CurrentBatch.Stage)
+	}
+	for _, c := range st.CurrentBatch.Clusters {
+		if c.StartedAt != nil || c.Stage != 0 {
+			t.Fatalf("status.currentBatch.clusters carries %s's start or stage: %+v", c.Name, c)
+		}
+	}
+}
