@@ -16,6 +16,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/estimate"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
@@ -285,12 +286,13 @@ func windowLeft(p PlanOutput) (window, left int) {
 }
 
 // batchesLeft counts the batches with a cluster not done (every batch of a preview); a
-// Progressive batch counts as the stages its clusters not done take (stagesFor).
+// Progressive batch counts as the stages its clusters not done take, growing from its
+// first size (an upper bound for a batch that grew already).
 func batchesLeft(p PlanOutput) int {
 	left := 0
 	for _, b := range p.Batches {
 		if n := len(slices.DeleteFunc(slices.Clone(b.Clusters), func(c PlanCluster) bool { return terminal(c.State) })); n > 0 {
-			left += stagesFor(b, n)
+			left += plan.StagesFor(b.Stages, 0, n)
 		}
 	}
 	return left
@@ -300,21 +302,9 @@ func batchesLeft(p PlanOutput) int {
 func batchesIn(p PlanOutput) int {
 	n := 0
 	for _, b := range p.Batches {
-		n += stagesFor(b, len(b.Clusters))
+		n += plan.StagesFor(b.Stages, 0, len(b.Clusters))
 	}
 	return n
-}
-
-// stagesFor is how many stages n clusters of a Progressive batch take, growing from its
-// first size with every stage healthy (an upper bound for a batch that grew already); one
-// for another batch.
-func stagesFor(b PlanBatch, n int) int {
-	stages := 0
-	for step := 0; n > 0 && len(b.Stages) > 0; step++ {
-		n -= b.Stages[min(step, len(b.Stages)-1)]
-		stages++
-	}
-	return max(stages, 1)
 }
 
 // writePreflight writes the preflight for people: a summary, the estimate, one line per

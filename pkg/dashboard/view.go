@@ -13,6 +13,7 @@ import (
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/estimate"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
 )
 
 // The page never holds more rows than these limits, whatever the fleet: counts say the rest.
@@ -403,9 +404,9 @@ func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.C
 	if d.Frozen && len(d.Timeline) > 0 && st.State != ranv1alpha1.StateCompleted && st.State != ranv1alpha1.StateTimedOut {
 		left, batches := 0, 0
 		for _, b := range d.Timeline {
-			batches += stagesFor(b.Stages, b.Clusters)
+			batches += plan.StagesFor(b.Stages, 0, b.Clusters)
 			if b.State != BatchEnded {
-				left += stagesFor(b.Stages, b.Counts.Pending+b.Counts.InProgress)
+				left += plan.StagesFor(b.Stages, 0, b.Counts.Pending+b.Counts.InProgress)
 			}
 		}
 		minutes := 0
@@ -423,18 +424,6 @@ func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.C
 	}
 	d.Actions = actions(cgu)
 	return d
-}
-
-// stagesFor is how many stages n clusters of a Progressive batch with these stage sizes
-// take, growing from the first size with every stage healthy; one for another batch (and
-// for a batch with none left, which the caller does not count as left).
-func stagesFor(sizes []int, n int) int {
-	stages := 0
-	for step := 0; n > 0 && len(sizes) > 0; step++ {
-		n -= sizes[min(step, len(sizes)-1)]
-		stages++
-	}
-	return max(stages, 1)
 }
 
 // windowEstimate is the estimate of a running window: its clusters not done, a wave at a

@@ -246,6 +246,18 @@ func (g Growth) Sizes(n, maxConcurrency int) []int {
 	return sizes
 }
 
+// StagesFor is how many stages n clusters of a progressive batch with these stage sizes
+// take from step on, every stage healthy (the growth going up a step each time); one for a
+// batch without stages, or with no clusters left.
+func StagesFor(sizes []int, step, n int) int {
+	stages := 0
+	for ; n > 0 && len(sizes) > 0; step++ {
+		n -= sizes[min(step, len(sizes)-1)]
+		stages++
+	}
+	return max(stages, 1)
+}
+
 // Without returns the plan less the dropped clusters: each batch keeps its other clusters,
 // in order, and a batch left empty goes. Clusters that failed to pre-cache leave a plan
 // this way before it is frozen.

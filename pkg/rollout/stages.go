@@ -162,22 +162,11 @@ func unhealthyMessage(f Facts, number int, r stageRun, outcome string) string {
 		number, r.failures, r.members, share, outcome)
 }
 
-// stagesLeft is how many stages n clusters take from step on, every stage healthy.
-func stagesLeft(sizes []int, step, n int) int {
-	stages := 0
-	for n > 0 {
-		n -= sizes[min(step, len(sizes)-1)]
-		step++
-		stages++
-	}
-	return max(stages, 1)
-}
-
 // stageDeadline is when the clusters of a stage that started at started, after before
 // clusters, time out: its share of the batch's time left.
 func stageDeadline(f Facts, p Progress, batch plan.Batch, r stageRun, batchDeadline time.Time) time.Time {
 	_, paused := f.Gates.shift(p)
-	left := stagesLeft(batch.Stages, r.step, len(batch.Clusters)-r.before)
+	left := plan.StagesFor(batch.Stages, r.step, len(batch.Clusters)-r.before)
 	share := max(batchDeadline.Add(-paused).Sub(r.started), 0) / time.Duration(left)
 	return windowDeadline(f, p, r.started, share, batchDeadline)
 }
