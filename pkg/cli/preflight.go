@@ -157,7 +157,9 @@ func (o *preflightOptions) preflight(ctx context.Context, c client.Client, cgu *
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
 		timeoutMinutes = rs.Timeout
 	}
-	out.Estimate = estimate.Duration(batchesLeft(out.Plan), batchesIn(out.Plan), timeoutMinutes, frozen.Ended)
+	left, stages := batchesLeft(out.Plan)
+	out.Estimate = estimate.Duration(left, batchesIn(out.Plan), timeoutMinutes, frozen.Ended)
+	out.Estimate.StagesLeft = stages
 	if w, left := windowLeft(out.Plan); w > 0 && left > 0 {
 		// A window's waves: at most a wave's share of the whole timeout each, until one of its
 		// clusters completed.
@@ -287,15 +289,19 @@ func windowLeft(p PlanOutput) (window, left int) {
 
 // batchesLeft counts the batches with a cluster not done (every batch of a preview); a
 // Progressive batch counts as the stages its clusters not done take, growing from its
-// first size (an upper bound for a batch that grew already).
-func batchesLeft(p PlanOutput) int {
-	left := 0
+// first size (an upper bound for a batch that grew already). stages is how many of left
+// are such stages.
+func batchesLeft(p PlanOutput) (left, stages int) {
 	for _, b := range p.Batches {
 		if n := len(slices.DeleteFunc(slices.Clone(b.Clusters), func(c PlanCluster) bool { return terminal(c.State) })); n > 0 {
-			left += plan.StagesFor(b.Stages, 0, n)
+			k := plan.StagesFor(b.Stages, 0, n)
+			left += k
+			if len(b.Stages) > 0 {
+				stages += k
+			}
 		}
 	}
-	return left
+	return left, stages
 }
 
 // batchesIn counts the plan's batches, a Progressive batch as the stages its clusters take.
@@ -420,8 +426,20 @@ func estimateText(e estimate.Estimate) string {
 		return "no batch left"
 	case e.UpperBound:
 		return fmt.Sprintf("at most %s: %s, each within its share of the timeout (%s)",
-			humanDuration(e.Total.Duration), plural(e.BatchesLeft, "batch"), humanDuration(e.PerBatch.Duration))
+			humanDuration(e.Total.Duration), unitsLeft(e), humanDuration(e.PerBatch.Duration))
 	}
 	return fmt.Sprintf("about %s: %s at %s each, the median of %s that ended",
-		humanDuration(e.Total.Duration), plural(e.BatchesLeft, "batch"), humanDuration(e.PerBatch.Duration), plural(e.Ended, "batch"))
+		humanDuration(e.Total.Duration), unitsLeft(e), humanDuration(e.PerBatch.Duration), plural(e.Ended, "batch"))
+}
+
+// unitsLeft names what an estimate counts: "3 batches", "2 stages" (of a Progressive
+// batch), or "1 batch and 2 stages".
+func unitsLeft(e estimate.Estimate) string {
+	switch e.StagesLeft {
+	case 0:
+		return plural(e.BatchesLeft, "batch")
+	case e.BatchesLeft:
+		return plural(e.StagesLeft, "stage")
+	}
+	return plural(e.BatchesLeft-e.StagesLeft, "batch") + " and " + plural(e.StagesLeft, "stage")
 }

@@ -270,7 +270,7 @@ func batchHeadline(st ranv1alpha1.ClusterGroupUpgradeStatus, window int, now tim
 	}
 	line += deadlinePhrase(cb.TimeoutAt, now)
 	if sg := cb.Stage; sg != nil {
-		line += fmt.Sprintf("\nStage %d: %d clusters (step %d of the growth)", sg.Number, sg.Size, sg.Step)
+		line += fmt.Sprintf("\nStage %d: %s (step %d of the growth)", sg.Number, plural(sg.Size, "cluster"), sg.Step)
 		if sg.StartedAt != nil {
 			line += ", started " + ago(sg.StartedAt.Time, now)
 		}

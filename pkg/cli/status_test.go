@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/estimate"
 )
 
 // upgrade returns a CGU in a state, with conditions and the current batch given.
@@ -255,7 +256,25 @@ func TestProgressiveBatchCountsItsStages(t *testing.T) {
 	if got := batchesIn(p); got != 5 {
 		t.Errorf("batchesIn = %d, want the canary and four stages", got)
 	}
-	if got := batchesLeft(p); got != 4 {
-		t.Errorf("batchesLeft = %d, want four stages", got)
+	if left, stages := batchesLeft(p); left != 4 || stages != 4 {
+		t.Errorf("batchesLeft = %d, %d stages; want four, all stages", left, stages)
+	}
+	p.Batches[0].Clusters[0].State = ""
+	if left, stages := batchesLeft(p); left != 5 || stages != 4 {
+		t.Errorf("batchesLeft with the canary not done = %d, %d stages; want five, four of them stages", left, stages)
+	}
+}
+
+// An estimate names the stages it counts apart from the batches.
+func TestUnitsLeft(t *testing.T) {
+	for _, tc := range []struct {
+		left, stages int
+		want         string
+	}{
+		{3, 0, "3 batches"}, {1, 0, "1 batch"}, {2, 2, "2 stages"}, {1, 1, "1 stage"}, {3, 2, "1 batch and 2 stages"},
+	} {
+		if got := unitsLeft(estimate.Estimate{BatchesLeft: tc.left, StagesLeft: tc.stages}); got != tc.want {
+			t.Errorf("unitsLeft(%d, %d stages) = %q, want %q", tc.left, tc.stages, got, tc.want)
+		}
 	}
 }

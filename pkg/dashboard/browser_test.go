@@ -20,6 +20,7 @@ import (
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -277,6 +278,53 @@ var _ = Describe("kubectl cgu dashboard", func() {
 		Expect(eval(tab, `window.sameDocument === true`)).To(BeTrue(), "the page was reloaded")
 		Expect(text(tab, `#events`)).To(ContainSubstring("CguSuccess"))
 		screenshot(tab, "dashboard-completed")
+	})
+
+	It("shows a Progressive rollout's stages on the timeline and the running stage", func(ctx SpecContext) {
+		By("four clusters and a Progressive CGU growing from one cluster to two, its second cluster stalled")
+		clusters := fleet.MustJoinFleet(ctx, "grow", 4)
+		p := fleet.MustPlaceUpgradePolicy(ctx, "grow", 4, settle)
+		simulator.SetBehaviour(clusters[1], sim.Behaviour{Stall: true})
+		cgu := &ranv1alpha1.ClusterGroupUpgrade{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "cgu-grow", Name: "grow"},
+			Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+				ClusterLabelSelectors: []ranv1alpha1.ClusterLabelSelector{{MatchLabels: map[string]string{"fleet": "grow"}}},
+				ManagedPolicies:       []string{p.Name},
+				Enable:                ptr.To(true),
+				RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{
+					MaxConcurrency: 2, Timeout: 240, Mode: ranv1alpha1.ModeProgressive,
+					Progressive: &ranv1alpha1.ProgressiveSpec{Steps: []intstr.IntOrString{intstr.FromInt32(1)}},
+				},
+			},
+		}
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(
+			HaveField("Status.CurrentBatch.Stage", And(Not(BeNil()), HaveField("Number", 2), HaveField("Size", 2))))
+
+		By("its page: one batch marked as growing, with its stage sizes, and stage 2 running")
+		tab := browser(ctx)
+		Expect(within(tab, chromedp.Navigate(serveDashboard(ctx)+"#/ClusterGroupUpgrade/cgu-grow/grow"),
+			chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-index="1"][data-state="running"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#stage`)))).To(Succeed())
+		Expect(text(tab, `#timeline li[data-index="1"] .label`)).To(Equal("1 ↗"))
+		Expect(eval(tab, `document.querySelector('#timeline li[data-index="1"]').title.includes("(stages of 1, 2 clusters)")`)).
+			To(BeTrue(), "the batch's title names its stage sizes")
+		Expect(text(tab, `#running`)).To(ContainSubstring(clusters[1]))
+		Expect(eval(tab, `[...document.querySelectorAll("section.part h3")].some((e) => e.textContent === "Batch 1 runs: stage 2 (2 clusters, step 2 of the growth)")`)).
+			To(BeTrue(), "the running batch's heading names its stage")
+		Expect(text(tab, `#stage`)).To(And(HavePrefix("Started "), ContainSubstring(", times out ")))
+		// Stage 2 has two of the four clusters, stage 3 the last one: each has its share of the
+		// timeout as the plan's three stages.
+		Expect(text(tab, `.eta`)).To(Equal("At most 2h40m left: 2 stages of at most 1h20m each (their share of the timeout)."))
+		screenshot(tab, "dashboard-progressive")
+
+		By("the stalled cluster completing: the next stage runs the last cluster, and the rollout completes")
+		eval(tab, `window.sameDocument = true`)
+		simulator.SetBehaviour(clusters[1], sim.Behaviour{})
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.State", ranv1alpha1.StateCompleted))
+		Expect(within(tab, chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-index="1"][data-state="ended"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`tr[data-name="grow"] .badge[data-state="Completed"]`)))).To(Succeed())
+		Expect(eval(tab, `window.sameDocument === true`)).To(BeTrue(), "the page was reloaded")
 	})
 
 	It("refuses at once, with the API server's answer, a user who may not list what it shows", func(ctx SpecContext) {

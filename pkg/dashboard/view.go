@@ -131,8 +131,10 @@ type Detail struct {
 type ETA struct {
 	// BatchesLeft counts the batches not ended or, in a window (Window > 0), the waves left
 	// of its clusters not done.
-	Window          int  `json:"window,omitempty"`
-	BatchesLeft     int  `json:"batchesLeft"`
+	Window      int `json:"window,omitempty"`
+	BatchesLeft int `json:"batchesLeft"`
+	// StagesLeft, of BatchesLeft, are the stages of a Progressive batch.
+	StagesLeft      int  `json:"stagesLeft,omitempty"`
 	PerBatchSeconds int  `json:"perBatchSeconds"`
 	TotalSeconds    int  `json:"totalSeconds"`
 	UpperBound      bool `json:"upperBound"`
@@ -402,11 +404,15 @@ func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.C
 	d.Running = running(records, st)
 	d.Held, d.HeldNotShown, d.Failed, d.FailedNotShown = problems(records, d.Running)
 	if d.Frozen && len(d.Timeline) > 0 && st.State != ranv1alpha1.StateCompleted && st.State != ranv1alpha1.StateTimedOut {
-		left, batches := 0, 0
+		left, stages, batches := 0, 0, 0
 		for _, b := range d.Timeline {
 			batches += plan.StagesFor(b.Stages, 0, b.Clusters)
 			if b.State != BatchEnded {
-				left += plan.StagesFor(b.Stages, 0, b.Counts.Pending+b.Counts.InProgress)
+				k := plan.StagesFor(b.Stages, 0, b.Counts.Pending+b.Counts.InProgress)
+				left += k
+				if len(b.Stages) > 0 {
+					stages += k
+				}
 			}
 		}
 		minutes := 0
@@ -416,11 +422,11 @@ func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.C
 		e := estimate.Duration(left, batches, minutes, estimate.EndedDurations(records))
 		window := 0
 		if r := d.Running; r != nil && r.Window > 0 && !r.Ended {
-			window = r.Window
+			window, stages = r.Window, 0
 			e = windowEstimate(d.Timeline[r.Index-1], r, records)
 		}
-		d.ETA = &ETA{Window: window, BatchesLeft: e.BatchesLeft, PerBatchSeconds: int(e.PerBatch.Seconds()), TotalSeconds: int(e.Total.Seconds()),
-			UpperBound: e.UpperBound, Ended: e.Ended}
+		d.ETA = &ETA{Window: window, BatchesLeft: e.BatchesLeft, StagesLeft: stages, PerBatchSeconds: int(e.PerBatch.Seconds()),
+			TotalSeconds: int(e.Total.Seconds()), UpperBound: e.UpperBound, Ended: e.Ended}
 	}
 	d.Actions = actions(cgu)
 	return d

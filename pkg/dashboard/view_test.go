@@ -372,7 +372,7 @@ func TestProgressiveShowsItsStages(t *testing.T) {
 	if !slices.Equal(d.Timeline[1].Stages, []int{1, 2, 4}) || d.Timeline[0].Stages != nil || d.Running == nil || d.Running.Stage != stage {
 		t.Fatalf("timeline %+v, running %+v", d.Timeline, d.Running)
 	}
-	if want := (ETA{BatchesLeft: 4, PerBatchSeconds: 300, TotalSeconds: 1200, Ended: 1}); d.ETA == nil || *d.ETA != want {
+	if want := (ETA{BatchesLeft: 4, StagesLeft: 4, PerBatchSeconds: 300, TotalSeconds: 1200, Ended: 1}); d.ETA == nil || *d.ETA != want {
 		t.Errorf("ETA %+v, want %+v", d.ETA, want)
 	}
 }

@@ -30,6 +30,9 @@ type Estimate struct {
 	// Window, for the window of a Window rollout, is its size: BatchesLeft then counts its
 	// waves left, PerBatch is a cluster's time, and Ended the clusters that completed.
 	Window int `json:"window,omitempty"`
+	// StagesLeft, of BatchesLeft, are the stages of a Progressive batch, each counted as a
+	// batch.
+	StagesLeft int `json:"stagesLeft,omitempty"`
 }
 
 // Duration estimates the batches left of a plan of batches batches whose ended

@@ -64,7 +64,7 @@ func TestStagesGrowAfterEachHealthyStage(t *testing.T) {
 	if want := t0.Add(30 * time.Minute); !d.Stage.Deadline.Equal(want) || !d.Wake.Equal(want) {
 		t.Fatalf("stage 1 times out at %v (wake %v), want %v", d.Stage.Deadline, d.Wake, want)
 	}
-	if !strings.Contains(d.Message, "stage 1 of 1 clusters: 0 of 10 clusters done") {
+	if !strings.Contains(d.Message, "stage 1 (1 cluster): 0 of 10 clusters done") {
 		t.Fatalf("message %q", d.Message)
 	}
 	fl.finish(d)

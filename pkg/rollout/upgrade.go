@@ -575,8 +575,12 @@ func batchMessage(batch, batches int, clusters map[string]Cluster, b plan.Batch,
 		kind = "Canary batch"
 	}
 	if stage != nil {
-		return fmt.Sprintf("%s %d of %d, stage %d of %d clusters: %d of %d clusters done", kind, batch+1, batches,
-			stage.Number, stage.Size, done, len(b.Clusters))
+		size := "1 cluster"
+		if stage.Size != 1 {
+			size = fmt.Sprintf("%d clusters", stage.Size)
+		}
+		return fmt.Sprintf("%s %d of %d, stage %d (%s): %d of %d clusters done", kind, batch+1, batches,
+			stage.Number, size, done, len(b.Clusters))
 	}
 	return fmt.Sprintf("%s %d of %d: %d of %d clusters done", kind, batch+1, batches, done, len(b.Clusters))
 }

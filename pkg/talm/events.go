@@ -141,7 +141,8 @@ func Created(name string) Event {
 // RolloutStarted is the event of a rollout starting its first batch.
 func RolloutStarted(name string, clusters, batches int) Event {
 	return newEvent(corev1.EventTypeNormal, ReasonStarted, ActionRemediationStarted, EventTypeGlobal,
-		fmt.Sprintf("ClusterGroupUpgrade %s started remediating policies: %d clusters in %d batches", name, clusters, batches)).
+		fmt.Sprintf("ClusterGroupUpgrade %s started remediating policies: %s in %s", name, count(clusters, "cluster", "clusters"),
+			count(batches, "batch", "batches"))).
 		with(AnnotationTotalClustersCount, strconv.Itoa(clusters), AnnotationTotalBatchesCount, strconv.Itoa(batches))
 }
 
@@ -287,8 +288,8 @@ func Approved(name string, index int, by string) Event {
 // index) starting, with its size and its step in the growth (1-based).
 func StageStarted(name string, index, number, size, step int) Event {
 	return newEvent(corev1.EventTypeNormal, ReasonStageStarted, ActionStageStarted, EventTypeBatch,
-		fmt.Sprintf("ClusterGroupUpgrade %s: batch index %d: stage %d started with %d clusters (step %d of the growth)",
-			name, index, number, size, step)).
+		fmt.Sprintf("ClusterGroupUpgrade %s: batch index %d: stage %d started with %s (step %d of the growth)",
+			name, index, number, count(size, "cluster", "clusters"), step)).
 		with(AnnotationBatchIndex, strconv.Itoa(index), AnnotationStageIndex, strconv.Itoa(number), AnnotationStageSize, strconv.Itoa(size))
 }
 
@@ -311,4 +312,12 @@ func sorted(names []string) []string {
 	out := slices.Clone(names)
 	slices.Sort(out)
 	return out
+}
+
+// count writes n with its noun: "1 cluster", "2 clusters".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -297,7 +297,7 @@ function timeline(d) {
       h("td", {}, b.finishedAt ? clock(b.finishedAt) + " (took " + duration(Math.round((Date.parse(b.finishedAt) - Date.parse(b.startedAt)) / 1000)) + ")" :
         b.timeoutAt ? "times out " + ago(b.timeoutAt) : "–")))));
   const ended = d.timeline.filter((b) => b.state === "ended").length;
-  return section("Plan: " + ended + " of " + d.timeline.length + " batches ended",
+  return section("Plan: " + ended + " of " + d.timeline.length + (d.timeline.length === 1 ? " batch ended" : " batches ended"),
     blocks, eta(d.eta), table,
     rows.length < d.timeline.length ? h("p", { class: "muted" }, (d.timeline.length - rows.length) + " more planned batches.") : null);
 }
@@ -310,8 +310,18 @@ function eta(e) {
       "About " + duration(e.totalSeconds) + " left: " + e.batchesLeft + " waves of " + e.window + " clusters at the median " + duration(e.perBatchSeconds) + " of the " + e.ended + " clusters that completed.");
   }
   return h("p", { class: "eta" }, e.upperBound ?
-    "At most " + duration(e.totalSeconds) + " left: " + e.batchesLeft + " batches of at most " + duration(e.perBatchSeconds) + " each (their share of the timeout)." :
-    "About " + duration(e.totalSeconds) + " left: " + e.batchesLeft + " batches at the median " + duration(e.perBatchSeconds) + " of the " + e.ended + " that ended.");
+    "At most " + duration(e.totalSeconds) + " left: " + unitsLeft(e) + " of at most " + duration(e.perBatchSeconds) + " each (their share of the timeout)." :
+    "About " + duration(e.totalSeconds) + " left: " + unitsLeft(e) + " at the median " + duration(e.perBatchSeconds) + " of the " + e.ended + " that ended.");
+}
+
+// unitsLeft names what the estimate counts: "3 batches", "2 stages" (of a Progressive
+// batch) or "1 batch and 2 stages".
+function unitsLeft(e) {
+  const count = (n, one, many) => n + " " + (n === 1 ? one : many);
+  const stages = e.stagesLeft || 0;
+  if (stages === 0) return count(e.batchesLeft, "batch", "batches");
+  if (stages === e.batchesLeft) return count(stages, "stage", "stages");
+  return count(e.batchesLeft - stages, "batch", "batches") + " and " + count(stages, "stage", "stages");
 }
 
 function running(d) {
@@ -320,7 +330,7 @@ function running(d) {
   const sg = r.stage;
   return section("Batch " + r.index + (r.ended ? " ended" : " runs") +
     (r.window ? ": a window of " + r.window + " at once, each cluster with its own deadline" : "") +
-    (sg ? ": stage " + sg.number + " of " + sg.size + " clusters (step " + sg.step + " of the growth)" : ""),
+    (sg ? ": stage " + sg.number + " (" + sg.size + (sg.size === 1 ? " cluster" : " clusters") + ", step " + sg.step + " of the growth)" : ""),
     sg ? h("p", { class: "stage", id: "stage" },
       (sg.startedAt ? "Started " + ago(sg.startedAt) : "Not started") + (sg.timeoutAt ? ", times out " + ago(sg.timeoutAt) : "") +
       (sg.resets ? "; the growth went back " + sg.resets + (sg.resets === 1 ? " time" : " times") : "") + ".") : null,
