@@ -129,9 +129,10 @@ type Detail struct {
 
 // ETA is kubectl cgu preflight's estimate of the batches left (pkg/estimate), in seconds.
 type ETA struct {
+	// Window, for a running window, is its size.
+	Window int `json:"window,omitempty"`
 	// BatchesLeft counts the batches not ended or, in a window (Window > 0), the waves left
 	// of its clusters not done.
-	Window      int `json:"window,omitempty"`
 	BatchesLeft int `json:"batchesLeft"`
 	// StagesLeft, of BatchesLeft, are the stages of a Progressive batch.
 	StagesLeft      int  `json:"stagesLeft,omitempty"`

@@ -271,6 +271,11 @@ function toast(text, kind) {
   toast.timer = setTimeout(() => { el.hidden = true; }, kind === "error" ? 15000 : 6000);
 }
 
+// count writes n with its noun: "1 batch", "2 batches".
+function count(n, one, many) {
+  return n + " " + (n === 1 ? one : many);
+}
+
 function section(title, ...children) {
   return h("section", { class: "part" }, h("h3", {}, title), ...children);
 }
@@ -297,7 +302,7 @@ function timeline(d) {
       h("td", {}, b.finishedAt ? clock(b.finishedAt) + " (took " + duration(Math.round((Date.parse(b.finishedAt) - Date.parse(b.startedAt)) / 1000)) + ")" :
         b.timeoutAt ? "times out " + ago(b.timeoutAt) : "–")))));
   const ended = d.timeline.filter((b) => b.state === "ended").length;
-  return section("Plan: " + ended + " of " + d.timeline.length + (d.timeline.length === 1 ? " batch ended" : " batches ended"),
+  return section("Plan: " + ended + " of " + count(d.timeline.length, "batch", "batches") + " ended",
     blocks, eta(d.eta), table,
     rows.length < d.timeline.length ? h("p", { class: "muted" }, (d.timeline.length - rows.length) + " more planned batches.") : null);
 }
@@ -317,7 +322,6 @@ function eta(e) {
 // unitsLeft names what the estimate counts: "3 batches", "2 stages" (of a Progressive
 // batch) or "1 batch and 2 stages".
 function unitsLeft(e) {
-  const count = (n, one, many) => n + " " + (n === 1 ? one : many);
   const stages = e.stagesLeft || 0;
   if (stages === 0) return count(e.batchesLeft, "batch", "batches");
   if (stages === e.batchesLeft) return count(stages, "stage", "stages");
@@ -330,10 +334,10 @@ function running(d) {
   const sg = r.stage;
   return section("Batch " + r.index + (r.ended ? " ended" : " runs") +
     (r.window ? ": a window of " + r.window + " at once, each cluster with its own deadline" : "") +
-    (sg ? ": stage " + sg.number + " (" + sg.size + (sg.size === 1 ? " cluster" : " clusters") + ", step " + sg.step + " of the growth)" : ""),
+    (sg ? ": stage " + sg.number + " (" + count(sg.size, "cluster", "clusters") + ", step " + sg.step + " of the growth)" : ""),
     sg ? h("p", { class: "stage", id: "stage" },
       (sg.startedAt ? "Started " + ago(sg.startedAt) : "Not started") + (sg.timeoutAt ? ", times out " + ago(sg.timeoutAt) : "") +
-      (sg.resets ? "; the growth went back " + sg.resets + (sg.resets === 1 ? " time" : " times") : "") + ".") : null,
+      (sg.resets ? "; the growth went back " + count(sg.resets, "time", "times") : "") + ".") : null,
     sg && sg.unhealthy ? h("p", { class: "muted", id: "unhealthy" }, "Last unhealthy stage: " + sg.unhealthy) : null,
     chips(r.counts),
     h("ul", { class: "clusters", id: "running" }, r.clusters.map((c) => h("li", {
