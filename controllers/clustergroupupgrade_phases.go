@@ -183,7 +183,7 @@ func (r *ClusterGroupUpgradeReconciler) gatherRecords(ctx context.Context, s *sc
 	for _, b := range s.records {
 		s.started = s.started || b.Status.StartedAt != nil
 	}
-	s.mode = r.enforcement(s)
+	s.mode = rollout.Enforcement(s.cgu.Spec.Enforcement, s.before.Enforcement, s.started, r.DefaultEnforcement)
 	return nil
 }
 
@@ -264,20 +264,6 @@ func (r *ClusterGroupUpgradeReconciler) frozenPolicies(ctx context.Context, s *s
 	return err
 }
 
-// enforcement is how the rollout enforces its policies: spec.enforcement, else the mode it
-// started with (status.enforcement; Copy for a rollout started by a version that did not
-// record it, whose default was Copy), else the operator's default, else Copy.
-func (r *ClusterGroupUpgradeReconciler) enforcement(s *scope) ranv1alpha1.EnforcementMode {
-	switch {
-	case s.cgu.Spec.Enforcement != "":
-		return s.cgu.Spec.Enforcement
-	case s.started && s.before.Enforcement != "":
-		return s.before.Enforcement
-	case s.started, r.DefaultEnforcement == "":
-		return ranv1alpha1.EnforcementCopy
-	}
-	return r.DefaultEnforcement
-}
 
 // decide lets pkg/rollout decide from the gathered facts, through the gates pkg/gates
 // builds from them.

@@ -217,7 +217,19 @@ func leftovers(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(G
 // enforcedOn returns the clusters a managed policy of the CGU is enforced on: those whose
 // replicated policy, of the original (Override) or of the CGU's copy (Copy), is enforce.
 func enforcedOn(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, policy string) func(Gomega) []string {
-	roots := []string{policyNS + "." + policy, cgu.Namespace + "." + names.PolicyCopy(cgu.Namespace, cgu.Name, policy)}
+	return enforcedThrough(ctx, originalRoot(policy), copyRoot(cgu, policy))
+}
+
+// originalRoot and copyRoot are the root-policy labels of a managed policy's replicated
+// policies, and of those of the CGU's enforce copy of it.
+func originalRoot(policy string) string { return policyNS + "." + policy }
+
+func copyRoot(cgu *ranv1alpha1.ClusterGroupUpgrade, policy string) string {
+	return cgu.Namespace + "." + names.PolicyCopy(cgu.Namespace, cgu.Name, policy)
+}
+
+// enforcedThrough returns the clusters whose replicated policy of one of roots is enforce.
+func enforcedThrough(ctx context.Context, roots ...string) func(Gomega) []string {
 	return func(g Gomega) []string {
 		var list policyv1.PolicyList
 		g.Expect(hub.Client.List(ctx, &list, client.HasLabels{sim.RootPolicyLabel})).To(Succeed())

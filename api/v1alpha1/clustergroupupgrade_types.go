@@ -996,6 +996,10 @@ type ClusterCheck struct {
 // +kubebuilder:printcolumn:name="Batch",type=string,JSONPath=`.status.progress.batch`,priority=1
 // +kubebuilder:printcolumn:name="Clusters",type=string,JSONPath=`.status.progress.clusters`,priority=1
 // +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.blockingCRs) || !self.spec.blockingCRs.exists(b, b.name == self.metadata.name && (!has(b.__namespace__) || size(b.__namespace__) == 0))",message="spec.blockingCRs must not name the ClusterGroupUpgrade itself"
+// Once the rollout started, status.enforcement is the mode it runs in: spec.enforcement may
+// be kept, removed or set to that mode, never changed to the other one (whose objects would
+// enforce beside the first mode's).
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.startedAt) || !has(self.spec) || !has(self.spec.enforcement) || (has(oldSelf.spec) && has(oldSelf.spec.enforcement) && self.spec.enforcement == oldSelf.spec.enforcement) || (has(oldSelf.status.enforcement) && self.spec.enforcement == oldSelf.status.enforcement)",message="spec.enforcement cannot change once the rollout started: status.enforcement is the mode it runs in"
 type ClusterGroupUpgrade struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

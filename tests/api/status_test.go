@@ -80,6 +80,31 @@ var _ = Describe("ClusterGroupUpgrade status", func() {
 		Expect(err).To(MatchError(ContainSubstring(`status.state: Unsupported value: "UpgradeCompleted"`)))
 	})
 
+	It("keeps spec.enforcement to the recorded mode once the rollout started", func(ctx SpecContext) {
+		cgu := newCGU("mode-frozen")
+		Expect(k8s.Create(ctx, cgu)).To(Succeed())
+		By("before the start, the mode may change")
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy
+		Expect(k8s.Update(ctx, cgu)).To(Succeed())
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementOverride
+		Expect(k8s.Update(ctx, cgu)).To(Succeed())
+
+		By("once started in Override, Copy is refused")
+		cgu.Status = ranv1alpha1.ClusterGroupUpgradeStatus{StartedAt: &metav1.Time{Time: time.Now()}, Enforcement: ranv1alpha1.EnforcementOverride}
+		Expect(k8s.Status().Update(ctx, cgu)).To(Succeed())
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy
+		Expect(k8s.Update(ctx, cgu)).To(MatchError(ContainSubstring("spec.enforcement cannot change once the rollout started: status.enforcement is the mode it runs in")))
+
+		By("removing it, or naming the recorded mode again, is accepted")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cgu), cgu)).To(Succeed())
+		cgu.Spec.Enforcement = ""
+		Expect(k8s.Update(ctx, cgu)).To(Succeed())
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementOverride
+		Expect(k8s.Update(ctx, cgu)).To(Succeed())
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy
+		Expect(k8s.Update(ctx, cgu)).To(MatchError(ContainSubstring("spec.enforcement cannot change")))
+	})
+
 	It("holds at most 250 clusters of the current batch", func(ctx SpecContext) {
 		cgu := newCGU("too-many")
 		Expect(k8s.Create(ctx, cgu)).To(Succeed())
