@@ -264,7 +264,6 @@ func (r *ClusterGroupUpgradeReconciler) frozenPolicies(ctx context.Context, s *s
 	return err
 }
 
-
 // decide lets pkg/rollout decide from the gathered facts, through the gates pkg/gates
 // builds from them.
 func (r *ClusterGroupUpgradeReconciler) decide(_ context.Context, s *scope) error {

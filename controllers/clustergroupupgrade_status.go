@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/controllers/internal/reconciled"
 	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
 	"github.com/cgu-operator/cgu-operator/pkg/gates"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
@@ -190,7 +191,7 @@ func (r *ClusterGroupUpgradeReconciler) patchFailure(ctx context.Context, s *sco
 		return nil
 	}
 	st := s.before.DeepCopy()
-	setCondition(st, s.cgu.Generation, ranv1alpha1.ConditionReconciled, metav1.ConditionFalse, failureReason(err), err.Error())
+	setCondition(st, s.cgu.Generation, ranv1alpha1.ConditionReconciled, metav1.ConditionFalse, reconciled.Reason(err), err.Error())
 	if equality.Semantic.DeepEqual(*st, s.before) {
 		return nil
 	}
@@ -201,17 +202,6 @@ func (r *ClusterGroupUpgradeReconciler) patchFailure(ctx context.Context, s *sco
 	}
 	r.expect.wrote(updated, r.lagNow())
 	return nil
-}
-
-// failureReason classifies an error for the Reconciled condition.
-func failureReason(err error) string {
-	switch {
-	case apierrors.IsForbidden(err):
-		return ranv1alpha1.ReasonForbidden
-	case apierrors.IsNotFound(err):
-		return ranv1alpha1.ReasonObjectNotFound
-	}
-	return ranv1alpha1.ReasonReconcileFailed
 }
 
 // failed reports an error of a phase that writes to the hub; a conflict with a newer

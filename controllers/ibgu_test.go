@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/controllers"
 	"github.com/cgu-operator/cgu-operator/pkg/ibgu"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
@@ -173,7 +173,7 @@ var _ = Describe("ImageBasedGroupUpgrade", func() {
 
 		By("waiting for the OADP ConfigMap and the pull secret the Prep step sends")
 		Eventually(ibguStatus(ctx, g)).WithTimeout(settle).Should(And(
-			progressing(controllers.ReasonMissingContent),
+			progressing(ibgu.ReasonMissingContent),
 			HaveField("Conditions", ContainElement(HaveField("Message", ContainSubstring("ConfigMap openshift-adp/oadp-backup, Secret ibgu-ok/seed-pull"))))))
 		Consistently(ibguStatus(ctx, g)).WithTimeout(time.Second).Should(HaveField("Steps", BeEmpty()), "no step starts without them")
 		adp := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift-adp"}}
@@ -223,8 +223,8 @@ var _ = Describe("ImageBasedGroupUpgrade", func() {
 			"to-4.18-prep-0":                    {"to-4.18-prep"},
 			"to-4.18-upgrade-finalizeupgrade-1": {"to-4.18-upgrade", "to-4.18-finalizeupgrade"},
 		}))
-		Eventually(ibguEvents(ctx, g)).WithTimeout(settle).Should(And(HaveKeyWithValue(controllers.EventPlanStepStarted, 2),
-			HaveKeyWithValue(controllers.EventPlanCompleted, 1), HaveKey(controllers.EventMissingContent)))
+		Eventually(ibguEvents(ctx, g)).WithTimeout(settle).Should(And(HaveKeyWithValue(ibgu.EventPlanStepStarted, 2),
+			HaveKeyWithValue(ibgu.EventPlanCompleted, 1), HaveKey(ibgu.EventMissingContent)))
 	})
 
 	It("aborts the clusters whose Prep failed, at once, and upgrades the others; a step that selects no cluster is skipped", func(ctx SpecContext) {
@@ -260,7 +260,7 @@ var _ = Describe("ImageBasedGroupUpgrade", func() {
 		Expect(st.Steps[3]).To(And(HaveField("State", lcmv1alpha1.StepSkipped), HaveField("Upgrade", ""), HaveField("Ended", true)),
 			"nothing failed its upgrade")
 		Expect(meta.FindStatusCondition(st.Conditions, ibgu.ConditionProgressing).Message).To(ContainSubstring("step 3 selected no cluster"))
-		Eventually(ibguEvents(ctx, g)).WithTimeout(settle).Should(And(HaveKeyWithValue(controllers.EventPlanStepStarted, 3), HaveKeyWithValue(controllers.EventPlanStepSkipped, 1)))
+		Eventually(ibguEvents(ctx, g)).WithTimeout(settle).Should(And(HaveKeyWithValue(ibgu.EventPlanStepStarted, 3), HaveKeyWithValue(ibgu.EventPlanStepSkipped, 1)))
 	})
 
 	It("runs each step with spec.rollout's options: a pause before and during a step, canaries first", func(ctx SpecContext) {
@@ -293,6 +293,41 @@ var _ = Describe("ImageBasedGroupUpgrade", func() {
 		setRollout(ctx, g, func(r *lcmv1alpha1.StepRollout) { r.Paused = false })
 		Eventually(ibguStatus(ctx, g)).WithTimeout(2 * settle).Should(progressing(ibgu.ReasonCompleted))
 		Expect(fleet.Stored(ctx, upgrade)(Default).Spec.Paused).To(BeFalse())
+	})
+
+	It("says in its status what stops it (objects of its names it does not own), and goes on once they are gone", func(ctx SpecContext) {
+		joinIBUFleet(ctx, "ibgu-err", 1, nil)
+		const ns = "ibgu-err"
+		g := newIBGU(ns, "ibgu-err", step(1, "Prep"))
+		Expect(client.IgnoreAlreadyExists(hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
+		template := &workv1alpha1.ManifestWorkReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ibgu.TemplateName(g.Name, "Prep")},
+			Spec: workv1alpha1.ManifestWorkReplicaSetSpec{PlacementRefs: []workv1alpha1.LocalPlacementReference{{Name: "elsewhere"}}}}
+		Expect(hub.Client.Create(ctx, template)).To(Succeed())
+		step := newCGU(ns, ibgu.StepName(g.Name, []lcmv1alpha1.Action{"Prep"}, 0), []string{"not-a-cluster"}, 1)
+		Expect(hub.Client.Create(ctx, step)).To(Succeed())
+		createIBGU(ctx, g)
+
+		By("a template of its name that is not its own: Reconciled=False naming it, nothing started")
+		Eventually(ibguStatus(ctx, g)).WithTimeout(settle).Should(HaveField("Conditions", ContainElement(And(
+			HaveField("Type", ranv1alpha1.ConditionReconciled), HaveField("Status", metav1.ConditionFalse),
+			HaveField("Reason", ranv1alpha1.ReasonReconcileFailed),
+			HaveField("Message", "ManifestWorkReplicaSet ibgu-err/to-4.18-prep exists and is not this ImageBasedGroupUpgrade's: delete or rename it"),
+		))))
+		Expect(ibguStatus(ctx, g)(Default).Steps).To(BeEmpty())
+
+		By("that template deleted: its own is made, then the step's ClusterGroupUpgrade of its name is in the way, and the status says so")
+		Expect(hub.Client.Delete(ctx, template)).To(Succeed())
+		Eventually(ibguStatus(ctx, g)).WithTimeout(settle).Should(HaveField("Conditions", ContainElement(And(
+			HaveField("Type", ranv1alpha1.ConditionReconciled),
+			HaveField("Message", ContainSubstring("ClusterGroupUpgrade ibgu-err/to-4.18-prep-0 of plan step 0 exists and is not this ImageBasedGroupUpgrade's")),
+		))))
+
+		By("that one deleted too: the step starts, and the failure is gone from the status")
+		Expect(hub.Client.Delete(ctx, step)).To(Succeed())
+		Eventually(ibguStatus(ctx, g)).WithTimeout(settle).Should(And(
+			HaveField("Steps", HaveLen(1)),
+			HaveField("Conditions", Not(ContainElement(HaveField("Type", ranv1alpha1.ConditionReconciled))))))
+		Eventually(ibguStatus(ctx, g)).WithTimeout(2 * settle).Should(progressing(ibgu.ReasonCompleted))
 	})
 
 	It("rolls back, with a second ImageBasedGroupUpgrade, the clusters the first one upgraded", func(ctx SpecContext) {

@@ -12,11 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/managedclusters"
 	"github.com/cgu-operator/cgu-operator/pkg/ztp"
 )
 
@@ -190,9 +191,10 @@ func (r *ZTPReconciler) waves(ctx context.Context, mc *clusterv1.ManagedCluster)
 // markDone labels the cluster ztp-done (and removes ztp-running) with a merge patch of its
 // labels only.
 func (r *ZTPReconciler) markDone(ctx context.Context, mc *clusterv1.ManagedCluster, why string) error {
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"",%q:null}}}`, ztp.DoneLabel, ztp.RunningLabel)
-	if err := r.Client.Patch(ctx, mc, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
-		return fmt.Errorf("labelling the cluster %s: %w", ztp.DoneLabel, err)
+	changes := managedclusters.Changes{Labels: map[string]*string{ztp.DoneLabel: ptr.To(""), ztp.RunningLabel: nil}}
+	found, err := managedclusters.Writer{Client: r.Client}.Patch(ctx, mc.Name, changes)
+	if err != nil || !found { // a cluster deleted since is not labelled
+		return err
 	}
 	r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, EventZTPDone, ztpEventAction, "Labelled %s: %s", ztp.DoneLabel, why)
 	return nil

@@ -8,15 +8,14 @@ import (
 	"maps"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/managedclusters"
 )
 
 // ManagedClusterGVK is the kind of ManagedClusters, for reading them as metadata.
-var ManagedClusterGVK = schema.GroupVersionKind{Group: clusterv1.GroupName, Version: "v1", Kind: "ManagedCluster"}
+var ManagedClusterGVK = managedclusters.GVK
 
 // Empty reports whether a does nothing.
 func Empty(a ranv1alpha1.ClusterActions) bool {
@@ -52,7 +51,8 @@ func Apply(labels, annotations map[string]string, a ranv1alpha1.ClusterActions) 
 }
 
 // Run applies the actions to the named ManagedCluster, read through c (its metadata is
-// enough), writing only when they change it. A cluster that no longer exists is skipped.
+// enough), writing the keys they change through the one ManagedCluster writer, and only
+// when they change some. A cluster that no longer exists is skipped.
 func Run(ctx context.Context, c client.Client, cluster string, a ranv1alpha1.ClusterActions) error {
 	if Empty(a) {
 		return nil
@@ -66,9 +66,8 @@ func Run(ctx context.Context, c client.Client, cluster string, a ranv1alpha1.Clu
 	if !changed {
 		return nil
 	}
-	patch := client.MergeFrom(mc.DeepCopy())
-	mc.Labels, mc.Annotations = labels, annotations
-	if err := c.Patch(ctx, mc, patch); err != nil {
+	changes := managedclusters.Changes{Labels: managedclusters.Diff(mc.Labels, labels), Annotations: managedclusters.Diff(mc.Annotations, annotations)}
+	if _, err := (managedclusters.Writer{Client: c}).Patch(ctx, cluster, changes); err != nil {
 		return fmt.Errorf("cluster actions on %s: %w", cluster, err)
 	}
 	return nil

@@ -35,6 +35,7 @@ import (
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/controllers"
+	"github.com/cgu-operator/cgu-operator/controllers/imagebasedgroupupgrade"
 	"github.com/cgu-operator/cgu-operator/pkg/emitter"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
@@ -255,7 +256,7 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)
 	}
-	ib := &controllers.ImageBasedGroupUpgradeReconciler{
+	ib := &imagebasedgroupupgrade.Reconciler{
 		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Clock: clk, Recorder: recorder, Unserved: hub.unserved,
 	}
 	if err := ib.SetupWithManager(mgr); err != nil {
