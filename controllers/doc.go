@@ -1,5 +1,6 @@
-// Package controllers holds the reconcilers of cgu-operator: the ClusterGroupUpgrade
-// reconciler (clustergroupupgrade_*.go) and the ZTP reconciler (ztp_controller.go).
+// Package controllers holds the ClusterGroupUpgrade reconciler (clustergroupupgrade_*.go).
+// The other reconcilers have a package each, in the same shape (gather, a pure Decide in
+// pkg/, apply, one status write): imagebasedgroupupgrade/ and ztp/.
 //
 // A reconcile of a ClusterGroupUpgrade runs its phases in one order (phases in
 // clustergroupupgrade_controller.go): gather reads what the decision needs, from the cache

@@ -82,3 +82,25 @@ func (w Writer) Patch(ctx context.Context, cluster string, c Changes) (found boo
 	}
 	return true, nil
 }
+
+// Trim is the cache transform of typed ManagedClusters: it keeps the
+// metadata the controllers read (name, UID, resourceVersion, labels, owner references,
+// deletion) and the status conditions, and drops the rest (spec, capacity, claims,
+// versions, managed fields), so that a fleet of thousands of clusters stays small in
+// memory. Other objects, the metadata-only ManagedClusters among them, pass unchanged.
+// Code that needs more of a ManagedCluster must read it with the API reader.
+func Trim(in any) (any, error) {
+	mc, ok := in.(*clusterv1.ManagedCluster)
+	if !ok {
+		return in, nil
+	}
+	return &clusterv1.ManagedCluster{
+		TypeMeta: mc.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: mc.Name, UID: mc.UID, ResourceVersion: mc.ResourceVersion, Generation: mc.Generation,
+			CreationTimestamp: mc.CreationTimestamp, DeletionTimestamp: mc.DeletionTimestamp,
+			Labels: mc.Labels, OwnerReferences: mc.OwnerReferences,
+		},
+		Status: clusterv1.ManagedClusterStatus{Conditions: mc.Status.Conditions},
+	}, nil
+}

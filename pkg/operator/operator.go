@@ -36,8 +36,10 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/controllers"
 	"github.com/cgu-operator/cgu-operator/controllers/imagebasedgroupupgrade"
+	ztpcontroller "github.com/cgu-operator/cgu-operator/controllers/ztp"
 	"github.com/cgu-operator/cgu-operator/pkg/emitter"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
+	"github.com/cgu-operator/cgu-operator/pkg/managedclusters"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
@@ -67,7 +69,7 @@ func NewScheme() *runtime.Scheme {
 // operator's own ManagedClusterViews, ManagedClusterActions, ManifestWorks,
 // PlacementBindings and copied ConfigMaps (by the owner labels), and ManagedClusters as
 // metadata (watched as such) and, for the ZTP controller, as typed objects trimmed to their
-// metadata and status conditions (controllers.TrimManagedCluster). Placements are cached
+// metadata and status conditions (managedclusters.Trim). Placements are cached
 // whole: a ClusterGroupUpgrade's spec.placementRef names one of the user's.
 // Other ConfigMaps, and Secrets, are never cached: the client reads them directly. The
 // optional kinds the hub does not serve are left out: the manager could not map them.
@@ -85,7 +87,7 @@ func cacheOptions(unserved hubapi.Unserved) (cache.Options, error) {
 	// leaves the stored ones as they are) about half as large.
 	byObject := map[client.Object]cache.ByObject{
 		&policyv1.Policy{}:           {Label: labels.NewSelector().Add(*replicated)},
-		&clusterv1.ManagedCluster{}:  {Transform: controllers.TrimManagedCluster},
+		&clusterv1.ManagedCluster{}:  {Transform: managedclusters.Trim},
 		&policyv1.PlacementBinding{}: {Label: owned},
 		&corev1.ConfigMap{}:          {Label: owned},
 	}
@@ -266,7 +268,7 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 		return err
 	}
 	if opts.ZTP {
-		z := &controllers.ZTPReconciler{
+		z := &ztpcontroller.Reconciler{
 			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Clock: clk,
 			Recorder: recorder, Settle: opts.ZTPSettle,
 		}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -21,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/controllers"
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
 	"github.com/cgu-operator/cgu-operator/pkg/ztp"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
@@ -216,11 +216,36 @@ var _ = Describe("The ZTP controller", func() {
 		Eventually(upgrade(ctx, name)).WithTimeout(settle).Should(HaveField("Status.State", ranv1alpha1.StateCompleted))
 		Eventually(clusterLabels(ctx, name)).WithTimeout(settle).Should(And(
 			HaveKey(ztp.DoneLabel), Not(HaveKey(ztp.RunningLabel))))
-		Expect(clusterEvents(ctx, name)(Default)).To(HaveKeyWithValue(controllers.EventZTPStarted,
+		Expect(clusterEvents(ctx, name)(Default)).To(HaveKeyWithValue(ztp.EventZTPStarted,
 			ContainSubstring("wave-common-config, wave-common-sub, wave-du-upgrade")))
 
 		By("and the policy without a wave was never enforced")
 		Expect(spokeNamespaces(name)(Default)).NotTo(ContainElement("wave-plain"))
+	})
+
+	It("says on the cluster why its flow cannot start, and starts it once the cause is gone", func(ctx SpecContext) {
+		By("given a wave policy, and a quota that lets no ClusterGroupUpgrade into ztp-install")
+		placeWave(ctx, "quota", "quota-config", "1", namespace("quota-config"))
+		quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ztp.Namespace, Name: "no-cgus"},
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/clustergroupupgrades.ran.openshift.io": resource.MustParse("0")}}}
+		Expect(fleet.Hub.Client.Create(ctx, quota)).To(Succeed())
+		// The test hub runs no quota controller: its status is written as that controller would.
+		quota.Status = corev1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: corev1.ResourceList{"count/clustergroupupgrades.ran.openshift.io": resource.MustParse("0")}}
+		Expect(fleet.Hub.Client.Status().Update(ctx, quota)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(fleet.Hub.Client.Delete(ctx, quota))).To(Succeed())
+		})
+
+		By("when a cluster joins, its ClusterGroupUpgrade is refused, and a Warning event on the cluster names the refusal")
+		name := fleet.MustJoinFleet(ctx, "quota", 1)[0]
+		Eventually(clusterEvents(ctx, name)).WithTimeout(settle).Should(HaveKeyWithValue(ztp.EventZTPFailed,
+			And(ContainSubstring("creating the ZTP ClusterGroupUpgrade"), ContainSubstring("no-cgus"))))
+		Expect(marks(ctx, name)(Default)).To(BeEmpty(), "nothing is started, nothing labelled")
+
+		By("once the quota is gone, the flow starts")
+		Expect(fleet.Hub.Client.Delete(ctx, quota)).To(Succeed())
+		Eventually(upgrade(ctx, name)).WithTimeout(settle).Should(HaveField("Spec.ManagedPolicies", Equal([]string{"quota-config"})))
+		Eventually(clusterLabels(ctx, name)).WithTimeout(settle).Should(HaveKey(ztp.DoneLabel))
 	})
 
 	It("labels a cluster without wave policies ztp-done once it has settled, leaving no CGU", func(ctx SpecContext) {
@@ -237,8 +262,8 @@ var _ = Describe("The ZTP controller", func() {
 			HaveKey(ztp.DoneLabel), Not(HaveKey(ztp.RunningLabel))))
 		Expect(hasUpgrade(ctx, name)(Default)).To(BeFalse())
 		Eventually(clusterEvents(ctx, name)).WithTimeout(settle).Should(And(
-			HaveKeyWithValue(controllers.EventInvalidWave, ContainSubstring(policyNS+"/nowave-bad")),
-			HaveKey(controllers.EventZTPDone)))
+			HaveKeyWithValue(ztp.EventInvalidWave, ContainSubstring(policyNS+"/nowave-bad")),
+			HaveKey(ztp.EventZTPDone)))
 		Consistently(hasUpgrade(ctx, name)).WithTimeout(2 * time.Second).Should(BeFalse())
 	})
 
@@ -277,13 +302,13 @@ var _ = Describe("The ZTP controller", func() {
 		Eventually(clusterLabels(ctx, name)).WithTimeout(settle).Should(And(
 			HaveKey(ztp.DoneLabel), Not(HaveKey(ztp.RunningLabel))))
 		Expect(spokeNamespaces(name)(Default)).To(ContainElement("rerun-ns"))
-		Expect(clusterEvents(ctx, name)(Default)).To(HaveKey(controllers.EventZTPRerun))
+		Expect(clusterEvents(ctx, name)(Default)).To(HaveKey(ztp.EventZTPRerun))
 
 		By("when ztp-done is removed again with nothing to do, the cluster is ztp-done again and no CGU is left")
 		removeLabel(ctx, name, ztp.DoneLabel)
 		Eventually(marks(ctx, name)).WithTimeout(settle).Should(Equal([]string{ztp.DoneLabel}))
 		Consistently(marks(ctx, name)).WithTimeout(2 * time.Second).Should(Equal([]string{ztp.DoneLabel}))
-		Expect(clusterEvents(ctx, name)(Default)).To(HaveKeyWithValue(controllers.EventZTPDone, ContainSubstring("Already compliant")))
+		Expect(clusterEvents(ctx, name)(Default)).To(HaveKeyWithValue(ztp.EventZTPDone, ContainSubstring("Already compliant")))
 	})
 
 	It("leaves a cluster that is not Available alone until it becomes Available", func(ctx SpecContext) {
