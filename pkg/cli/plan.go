@@ -15,6 +15,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
+	"github.com/cgu-operator/cgu-operator/pkg/words"
 )
 
 // PlanOutput is what `plan -o json` and `plan -o yaml` print.
@@ -174,7 +175,7 @@ func writePlan(w io.Writer, p painter, t planText) error {
 	for _, batch := range t.plan.Batches {
 		clusters += len(batch.Clusters)
 	}
-	fmt.Fprintf(&b, "Plan of %s/%s: %s, %s\n", t.cgu.Namespace, t.cgu.Name, plural(len(t.plan.Batches), "batch"), plural(clusters, "cluster"))
+	fmt.Fprintf(&b, "Plan of %s/%s: %s, %s\n", t.cgu.Namespace, t.cgu.Name, words.Plural(len(t.plan.Batches), "batch"), words.Plural(clusters, "cluster"))
 	switch {
 	case !t.plan.Frozen:
 		b.WriteString("Preview: the plan is frozen when the rollout starts\n")
@@ -234,7 +235,7 @@ func leftOut(t planText) string {
 	case !t.plan.Frozen:
 		return label + strings.Join(t.plan.SkippedCompliant, " ")
 	case t.cgu.Status.Plan != nil && t.cgu.Status.Plan.SkippedCompliant > 0:
-		return label + plural(t.cgu.Status.Plan.SkippedCompliant, "cluster")
+		return label + words.Plural(t.cgu.Status.Plan.SkippedCompliant, "cluster")
 	}
 	return ""
 }

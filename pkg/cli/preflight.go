@@ -16,15 +16,14 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/estimate"
-	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
-	"github.com/cgu-operator/cgu-operator/pkg/timeout"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
+	"github.com/cgu-operator/cgu-operator/pkg/words"
 )
 
 // PreflightOutput is what `preflight -o json` and `preflight -o yaml` print.
@@ -153,20 +152,7 @@ func (o *preflightOptions) preflight(ctx context.Context, c client.Client, cgu *
 	if out.Clusters, err = o.clusters(ctx, c, cgu, roots, out); err != nil {
 		return PreflightOutput{}, hubError(err)
 	}
-	timeoutMinutes := 0
-	if rs := cgu.Spec.RemediationStrategy; rs != nil {
-		timeoutMinutes = rs.Timeout
-	}
-	left, stages := batchesLeft(out.Plan)
-	out.Estimate = estimate.Duration(left, batchesIn(out.Plan), timeoutMinutes, frozen.Ended)
-	out.Estimate.StagesLeft = stages
-	if w, left := windowLeft(out.Plan); w > 0 && left > 0 {
-		// A window's waves: at most a wave's share of the whole timeout each, until one of its
-		// clusters completed.
-		waves := (left + w - 1) / w
-		share := timeout.Overall(time.Time{}, timeoutMinutes).Sub(time.Time{}) / time.Duration(waves)
-		out.Estimate = estimate.Window(left, w, share, frozen.CompletedInWindow)
-	}
+	out.Estimate = estimateOf(cgu, out.Plan, frozen)
 	return out, nil
 }
 
@@ -270,49 +256,6 @@ func previewHealth(ctx context.Context, c client.Client, cgu *ranv1alpha1.Cluste
 	return v.Reason, nil
 }
 
-// windowLeft is the size of the plan's window, if it has one, and how many of its clusters
-// are not done.
-func windowLeft(p PlanOutput) (window, left int) {
-	for _, b := range p.Batches {
-		if b.Window == 0 {
-			continue
-		}
-		for _, c := range b.Clusters {
-			if !terminal(c.State) {
-				left++
-			}
-		}
-		return b.Window, left
-	}
-	return 0, 0
-}
-
-// batchesLeft counts the batches with a cluster not done (every batch of a preview); a
-// Progressive batch counts as the stages its clusters not done take, growing from its
-// first size (an upper bound for a batch that grew already). stages is how many of left
-// are such stages.
-func batchesLeft(p PlanOutput) (left, stages int) {
-	for _, b := range p.Batches {
-		if n := len(slices.DeleteFunc(slices.Clone(b.Clusters), func(c PlanCluster) bool { return terminal(c.State) })); n > 0 {
-			k := plan.StagesFor(b.Stages, 0, n)
-			left += k
-			if len(b.Stages) > 0 {
-				stages += k
-			}
-		}
-	}
-	return left, stages
-}
-
-// batchesIn counts the plan's batches, a Progressive batch as the stages its clusters take.
-func batchesIn(p PlanOutput) int {
-	n := 0
-	for _, b := range p.Batches {
-		n += plan.StagesFor(b.Stages, 0, len(b.Clusters))
-	}
-	return n
-}
-
 // writePreflight writes the preflight for people: a summary, the estimate, one line per
 // cluster, then the messages of the clusters held or rejected.
 func writePreflight(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade, out PreflightOutput) error {
@@ -326,7 +269,7 @@ func writePreflight(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade
 		kind = "frozen plan"
 	}
 	fmt.Fprintf(&b, "Preflight of %s/%s: %s, %s of %s, %s\n", cgu.Namespace, cgu.Name, orDash(string(cgu.Status.State)), kind,
-		plural(len(out.Plan.Batches), "batch"), plural(clusters, "cluster"))
+		words.Plural(len(out.Plan.Batches), "batch"), words.Plural(clusters, "cluster"))
 	if pr := out.Plan.Problem; pr != nil {
 		fmt.Fprintf(&b, "No plan: %s\n", reasonAndMessage(pr.Reason, pr.Message))
 	}
@@ -335,7 +278,7 @@ func writePreflight(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade
 	} else {
 		fmt.Fprintf(&b, "Upgrade checks: %s\n", checkCounts(out.Clusters))
 	}
-	b.WriteString("Estimated duration: " + estimateText(out.Estimate) + "\n")
+	b.WriteString("Estimated duration: " + estimate.Text(out.Estimate) + "\n")
 	if len(out.Clusters) == 0 {
 		b.WriteString("No cluster is left to start\n")
 		_, err := io.WriteString(w, b.String())
@@ -411,35 +354,26 @@ func outcomeColor(outcome string) string {
 	return ansiRed
 }
 
-// estimateText writes an estimate for people.
-func estimateText(e estimate.Estimate) string {
-	switch {
-	case e.Window > 0 && e.BatchesLeft == 0:
-		return "no cluster left"
-	case e.Window > 0 && e.UpperBound:
-		return fmt.Sprintf("at most %s: %s of %d clusters, each cluster within its share of the timeout (%s)",
-			humanDuration(e.Total.Duration), plural(e.BatchesLeft, "wave"), e.Window, humanDuration(e.PerBatch.Duration))
-	case e.Window > 0:
-		return fmt.Sprintf("about %s: %s of %d clusters at %s each, the median of %s that completed",
-			humanDuration(e.Total.Duration), plural(e.BatchesLeft, "wave"), e.Window, humanDuration(e.PerBatch.Duration), plural(e.Ended, "cluster"))
-	case e.BatchesLeft == 0:
-		return "no batch left"
-	case e.UpperBound:
-		return fmt.Sprintf("at most %s: %s, each within its share of the timeout (%s)",
-			humanDuration(e.Total.Duration), unitsLeft(e), humanDuration(e.PerBatch.Duration))
+// estimateOf is the estimate (pkg/estimate) of a plan as kubectl cgu reads it: each batch's
+// clusters not done, the running batch's start and deadline from status.currentBatch, the
+// time the ended batches and a window's completed clusters took from the records.
+func estimateOf(cgu *ranv1alpha1.ClusterGroupUpgrade, p PlanOutput, frozen preview.Frozen) estimate.Estimate {
+	in := estimate.Input{Ended: frozen.Ended, CompletedInWindow: frozen.CompletedInWindow}
+	if rs := cgu.Spec.RemediationStrategy; rs != nil {
+		in.TimeoutMinutes = rs.Timeout
 	}
-	return fmt.Sprintf("about %s: %s at %s each, the median of %s that ended",
-		humanDuration(e.Total.Duration), unitsLeft(e), humanDuration(e.PerBatch.Duration), plural(e.Ended, "batch"))
-}
-
-// unitsLeft names what an estimate counts: "3 batches", "2 stages" (of a Progressive
-// batch), or "1 batch and 2 stages".
-func unitsLeft(e estimate.Estimate) string {
-	switch e.StagesLeft {
-	case 0:
-		return plural(e.BatchesLeft, "batch")
-	case e.BatchesLeft:
-		return plural(e.StagesLeft, "stage")
+	current := cgu.Status.CurrentBatch
+	for _, b := range p.Batches {
+		eb := estimate.Batch{Clusters: len(b.Clusters), Stages: b.Stages, Window: b.Window}
+		for _, c := range b.Clusters {
+			if !terminal(c.State) {
+				eb.Left++
+			}
+		}
+		if current != nil && current.Index == b.Index && current.StartedAt != nil && current.TimeoutAt != nil {
+			eb.Started, eb.Deadline = current.StartedAt.Time, current.TimeoutAt.Time
+		}
+		in.Batches = append(in.Batches, eb)
 	}
-	return plural(e.BatchesLeft-e.StagesLeft, "batch") + " and " + plural(e.StagesLeft, "stage")
+	return estimate.Of(in)
 }

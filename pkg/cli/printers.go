@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/words"
 )
 
 // Output formats of -o/--output.
@@ -186,38 +187,12 @@ func (t *table) write(w io.Writer, p painter, indent string) error {
 	return nil
 }
 
-// humanDuration writes d compactly, truncated to its largest units: "45s", "4m", "2h5m",
-// "1d6h", "12d". Negative durations count as zero.
-func humanDuration(d time.Duration) string {
-	d = max(d, 0)
-	const day = 24 * time.Hour
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	case d < day:
-		return withUnit(int(d/time.Hour), "h", int(d%time.Hour/time.Minute), "m")
-	case d < 10*day:
-		return withUnit(int(d/day), "d", int(d%day/time.Hour), "h")
-	}
-	return fmt.Sprintf("%dd", int(d/day))
-}
-
-// withUnit writes "<a><aUnit><b><bUnit>", leaving out a zero b.
-func withUnit(a int, aUnit string, b int, bUnit string) string {
-	if b == 0 {
-		return fmt.Sprintf("%d%s", a, aUnit)
-	}
-	return fmt.Sprintf("%d%s%d%s", a, aUnit, b, bUnit)
-}
-
 // ago says how long before now t was: "4m ago", "in 2m" for a time to come.
 func ago(t, now time.Time) string {
 	if t.After(now) {
-		return "in " + humanDuration(t.Sub(now))
+		return "in " + words.Duration(t.Sub(now))
 	}
-	return humanDuration(now.Sub(t)) + " ago"
+	return words.Duration(now.Sub(t)) + " ago"
 }
 
 // age is the time since t, "-" when t is unknown.
@@ -225,18 +200,7 @@ func age(t, now time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return humanDuration(now.Sub(t))
-}
-
-// plural writes "1 cluster", "2 clusters", "2 batches".
-func plural(n int, noun string) string {
-	switch {
-	case n == 1:
-		return fmt.Sprintf("%d %s", n, noun)
-	case strings.HasSuffix(noun, "ch"), strings.HasSuffix(noun, "s"):
-		return fmt.Sprintf("%d %ses", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return words.Duration(now.Sub(t))
 }
 
 // orDash returns s, or "-" when it is empty.

@@ -11,31 +11,6 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
 
-func TestHumanDuration(t *testing.T) {
-	cases := map[string]struct {
-		in   time.Duration
-		want string
-	}{
-		"negative counts as zero":      {-time.Minute, "0s"},
-		"zero":                         {0, "0s"},
-		"seconds":                      {45 * time.Second, "45s"},
-		"a second short of a minute":   {59*time.Second + 999*time.Millisecond, "59s"},
-		"minutes, seconds dropped":     {4*time.Minute + 30*time.Second, "4m"},
-		"whole hours":                  {4 * time.Hour, "4h"},
-		"hours and minutes":            {2*time.Hour + 5*time.Minute + 59*time.Second, "2h5m"},
-		"whole days":                   {3 * 24 * time.Hour, "3d"},
-		"days and hours":               {30 * time.Hour, "1d6h"},
-		"ten days and more: days only": {12*24*time.Hour + 5*time.Hour, "12d"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if got := humanDuration(tc.in); got != tc.want {
-				t.Errorf("humanDuration(%v) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestAgo(t *testing.T) {
 	now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
 	if got := ago(now.Add(-4*time.Minute), now); got != "4m ago" {
@@ -138,17 +113,6 @@ func TestWrap(t *testing.T) {
 	}
 	if got := wrap("B:", []string{"a-very-long-name"}, []int{16}, 5); len(got) != 1 || got[0] != "B: a-very-long-name" {
 		t.Errorf("wrap of a word longer than the line = %q", got)
-	}
-}
-
-func TestPlural(t *testing.T) {
-	for in, want := range map[int]string{0: "0 batches", 1: "1 batch", 4: "4 batches"} {
-		if got := plural(in, "batch"); got != want {
-			t.Errorf("plural(%d, batch) = %q, want %q", in, got, want)
-		}
-	}
-	if got := plural(2, "cluster"); got != "2 clusters" {
-		t.Errorf("plural(2, cluster) = %q", got)
 	}
 }
 

@@ -15,7 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/estimate"
+	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/timeout"
+	"github.com/cgu-operator/cgu-operator/pkg/words"
 )
 
 type statusOptions struct {
@@ -55,14 +58,17 @@ so that a script can tell them apart:
 }
 
 func (o *statusOptions) run(ctx context.Context, args []string) error {
-	_, cgu, err := o.upgrade(ctx, o.output, args[0])
+	c, cgu, err := o.upgrade(ctx, o.output, args[0])
 	if err != nil {
 		return err
 	}
 	if o.output != outputTable {
 		err = printData(o.IOStreams.Out, o.output, printable(cgu))
 	} else {
-		err = writeStatus(o.IOStreams.Out, o.painter(), cgu, o.now())
+		var est string
+		if est, err = runningEstimate(ctx, c, cgu); err == nil {
+			err = writeStatus(o.IOStreams.Out, o.painter(), cgu, o.now(), est)
+		}
 	}
 	if err != nil || !o.exitState {
 		return err
@@ -117,8 +123,22 @@ func StateExitCode(state ranv1alpha1.UpgradeState) int {
 // fieldWidth aligns the values of the status's "Label:" lines.
 const fieldWidth = 14
 
-// writeStatus writes the status of a ClusterGroupUpgrade for people.
-func writeStatus(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) error {
+// runningEstimate is the estimate of a rollout that runs (the one preflight and the
+// dashboard show), read from its records; "" for one that has not started or has ended.
+func runningEstimate(ctx context.Context, c client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade) (string, error) {
+	if cgu.Status.State != ranv1alpha1.StateNotCompleted {
+		return "", nil
+	}
+	frozen, err := preview.ReadFrozen(ctx, c, cgu)
+	if err != nil || !frozen.Started {
+		return "", hubError(err)
+	}
+	return estimate.Text(estimateOf(cgu, planOutput(frozen.Plan, true, frozen.State), frozen)), nil
+}
+
+// writeStatus writes the status of a ClusterGroupUpgrade for people; est is the estimate of
+// the rest of a running rollout, "" when there is none to show.
+func writeStatus(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time, est string) error {
 	st := cgu.Status
 	var b strings.Builder
 	field(&b, "Name", cgu.Namespace+"/"+cgu.Name)
@@ -138,6 +158,9 @@ func writeStatus(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade, n
 	field(&b, "Clusters", counts)
 	label, text := timeLeft(cgu, now)
 	field(&b, label, text)
+	if est != "" {
+		field(&b, "Estimate", est)
+	}
 	field(&b, "Waiting for", waitingFor(cgu))
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -270,13 +293,13 @@ func batchHeadline(st ranv1alpha1.ClusterGroupUpgradeStatus, window int, now tim
 	}
 	line += deadlinePhrase(cb.TimeoutAt, now)
 	if sg := cb.Stage; sg != nil {
-		line += fmt.Sprintf("\nStage %d: %s (step %d of the growth)", sg.Number, plural(sg.Size, "cluster"), sg.Step)
+		line += fmt.Sprintf("\nStage %d: %s (step %d of the growth)", sg.Number, words.Plural(sg.Size, "cluster"), sg.Step)
 		if sg.StartedAt != nil {
 			line += ", started " + ago(sg.StartedAt.Time, now)
 		}
 		line += deadlinePhrase(sg.TimeoutAt, now)
 		if sg.Resets > 0 {
-			line += fmt.Sprintf("; the growth went back %s", plural(sg.Resets, "time"))
+			line += fmt.Sprintf("; the growth went back %s", words.Plural(sg.Resets, "time"))
 		}
 		if sg.Unhealthy != "" {
 			line += "\nLast unhealthy stage: " + sg.Unhealthy
@@ -291,7 +314,7 @@ func deadlinePhrase(at *metav1.Time, now time.Time) string {
 	case at == nil:
 		return ""
 	case at.After(now):
-		return ", times out in " + humanDuration(at.Sub(now))
+		return ", times out in " + words.Duration(at.Sub(now))
 	}
 	return ", deadline passed " + ago(at.Time, now)
 }
@@ -307,17 +330,17 @@ func timeLeft(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) (string, stri
 	total := timeout.Overall(time.Time{}, minutes).Sub(time.Time{})
 	switch {
 	case st.CompletedAt != nil && st.StartedAt != nil:
-		return "Completed", fmt.Sprintf("%s, after %s", ago(st.CompletedAt.Time, now), humanDuration(st.CompletedAt.Sub(st.StartedAt.Time)))
+		return "Completed", fmt.Sprintf("%s, after %s", ago(st.CompletedAt.Time, now), words.Duration(st.CompletedAt.Sub(st.StartedAt.Time)))
 	case st.CompletedAt != nil:
 		return "Completed", ago(st.CompletedAt.Time, now)
 	case st.StartedAt == nil:
-		return "Time left", humanDuration(total) + ", counted from the start"
+		return "Time left", words.Duration(total) + ", counted from the start"
 	}
 	deadline := timeout.Overall(st.StartedAt.Time, minutes)
 	if left := timeout.Left(deadline, now); left > 0 {
-		return "Time left", fmt.Sprintf("%s of %s (started %s)", humanDuration(left), humanDuration(total), ago(st.StartedAt.Time, now))
+		return "Time left", fmt.Sprintf("%s of %s (started %s)", words.Duration(left), words.Duration(total), ago(st.StartedAt.Time, now))
 	}
-	return "Time left", fmt.Sprintf("none: ran out %s (timeout %s)", ago(deadline, now), humanDuration(total))
+	return "Time left", fmt.Sprintf("none: ran out %s (timeout %s)", ago(deadline, now), words.Duration(total))
 }
 
 // waitingNamed is how many clusters the "Waiting for" sentence names.
@@ -393,7 +416,7 @@ func batchWait(st ranv1alpha1.ClusterGroupUpgradeStatus) string {
 	if rest := n - min(len(waiting), waitingNamed); rest > 0 {
 		named += fmt.Sprintf(" and %d more", rest)
 	}
-	return fmt.Sprintf("%s of batch %d to comply: %s", plural(n, "cluster"), cb.Index, named)
+	return fmt.Sprintf("%s of batch %d to comply: %s", words.Plural(n, "cluster"), cb.Index, named)
 }
 
 // terminal reports whether a cluster state is never left.

@@ -9,7 +9,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/pkg/estimate"
 )
 
 // upgrade returns a CGU in a state, with conditions and the current batch given.
@@ -204,7 +203,7 @@ func TestWriteStatusColour(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var b strings.Builder
-			if err := writeStatus(&b, painter{on: tc.on}, cgu, now); err != nil {
+			if err := writeStatus(&b, painter{on: tc.on}, cgu, now, ""); err != nil {
 				t.Fatal(err)
 			}
 			for _, want := range tc.want {
@@ -242,39 +241,5 @@ func TestStagesPhrase(t *testing.T) {
 	}
 	if got, want := stagesPhrase([]int{4}, true), "stages of 4 clusters; an unhealthy stage stops the rollout"; got != want {
 		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
-// A Progressive batch counts in the estimate as the stages its clusters take.
-func TestProgressiveBatchCountsItsStages(t *testing.T) {
-	p := PlanOutput{Batches: []PlanBatch{
-		{Index: 1, Canary: true, Clusters: []PlanCluster{{Name: "c", State: ranv1alpha1.ClusterCompleted}}},
-		{Index: 2, Stages: []int{1, 2, 4}, Clusters: []PlanCluster{{Name: "a", State: ranv1alpha1.ClusterCompleted},
-			{Name: "b"}, {Name: "d"}, {Name: "e"}, {Name: "f"}, {Name: "g"}, {Name: "h"}, {Name: "i"}, {Name: "j"}}},
-	}}
-	// 9 clusters: 1, 2, 4, then 2 of 4: four stages; eight not done: 1, 2, 4, 1.
-	if got := batchesIn(p); got != 5 {
-		t.Errorf("batchesIn = %d, want the canary and four stages", got)
-	}
-	if left, stages := batchesLeft(p); left != 4 || stages != 4 {
-		t.Errorf("batchesLeft = %d, %d stages; want four, all stages", left, stages)
-	}
-	p.Batches[0].Clusters[0].State = ""
-	if left, stages := batchesLeft(p); left != 5 || stages != 4 {
-		t.Errorf("batchesLeft with the canary not done = %d, %d stages; want five, four of them stages", left, stages)
-	}
-}
-
-// An estimate names the stages it counts apart from the batches.
-func TestUnitsLeft(t *testing.T) {
-	for _, tc := range []struct {
-		left, stages int
-		want         string
-	}{
-		{3, 0, "3 batches"}, {1, 0, "1 batch"}, {2, 2, "2 stages"}, {1, 1, "1 stage"}, {3, 2, "1 batch and 2 stages"},
-	} {
-		if got := unitsLeft(estimate.Estimate{BatchesLeft: tc.left, StagesLeft: tc.stages}); got != tc.want {
-			t.Errorf("unitsLeft(%d, %d stages) = %q, want %q", tc.left, tc.stages, got, tc.want)
-		}
 	}
 }

@@ -239,7 +239,7 @@ var _ = Describe("kubectl cgu dashboard", func() {
 			chromedp.WaitVisible(chromedp.CSS(`button[data-action="approve"]`)),
 		)).To(Succeed())
 		Expect(text(tab, `tr[data-name="upgrade"]`)).To(ContainSubstring("approval"))
-		Expect(text(tab, `.eta`)).To(Equal("About 18m left: 2 batches at the median 9m of the 1 that ended."))
+		Expect(text(tab, `.eta`)).To(Equal("Estimated duration: about 18m: 2 batches at 9m each, the median of 1 batch that ended"))
 		screenshot(tab, "dashboard-approval")
 
 		By("a second dashboard as a user who may only read: its approval is refused with the API server's answer")
@@ -315,7 +315,7 @@ var _ = Describe("kubectl cgu dashboard", func() {
 		Expect(text(tab, `#stage`)).To(And(HavePrefix("Started "), ContainSubstring(", times out ")))
 		// Stage 2 has two of the four clusters, stage 3 the last one: each has its share of the
 		// timeout as the plan's three stages.
-		Expect(text(tab, `.eta`)).To(Equal("At most 2h40m left: 2 stages of at most 1h20m each (their share of the timeout)."))
+		Expect(text(tab, `.eta`)).To(Equal("Estimated duration: at most 2h40m: 2 stages, each within its share of the timeout (1h20m)"))
 		screenshot(tab, "dashboard-progressive")
 
 		By("the stalled cluster completing: the next stage runs the last cluster, and the rollout completes")

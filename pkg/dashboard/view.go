@@ -13,7 +13,6 @@ import (
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/estimate"
-	"github.com/cgu-operator/cgu-operator/pkg/plan"
 )
 
 // The page never holds more rows than these limits, whatever the fleet: counts say the rest.
@@ -127,7 +126,7 @@ type Detail struct {
 	Steps []Step `json:"steps,omitempty"`
 }
 
-// ETA is kubectl cgu preflight's estimate of the batches left (pkg/estimate), in seconds.
+// ETA is the estimate of the batches left (pkg/estimate), in seconds, and its text.
 type ETA struct {
 	// Window, for a running window, is its size.
 	Window int `json:"window,omitempty"`
@@ -141,6 +140,8 @@ type ETA struct {
 	UpperBound      bool `json:"upperBound"`
 	// Ended is how many ended batches the median is taken over.
 	Ended int `json:"ended"`
+	// Text is the estimate as kubectl cgu writes it (estimate.Text); the page shows it.
+	Text string `json:"text"`
 }
 
 // Batch is one batch on the timeline.
@@ -405,43 +406,32 @@ func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.C
 	d.Running = running(records, st)
 	d.Held, d.HeldNotShown, d.Failed, d.FailedNotShown = problems(records, d.Running)
 	if d.Frozen && len(d.Timeline) > 0 && st.State != ranv1alpha1.StateCompleted && st.State != ranv1alpha1.StateTimedOut {
-		left, stages, batches := 0, 0, 0
-		for _, b := range d.Timeline {
-			batches += plan.StagesFor(b.Stages, 0, b.Clusters)
-			if b.State != BatchEnded {
-				k := plan.StagesFor(b.Stages, 0, b.Counts.Pending+b.Counts.InProgress)
-				left += k
-				if len(b.Stages) > 0 {
-					stages += k
-				}
-			}
-		}
-		minutes := 0
-		if rs := cgu.Spec.RemediationStrategy; rs != nil {
-			minutes = rs.Timeout
-		}
-		e := estimate.Duration(left, batches, minutes, estimate.EndedDurations(records))
-		window := 0
-		if r := d.Running; r != nil && r.Window > 0 && !r.Ended {
-			window, stages = r.Window, 0
-			e = windowEstimate(d.Timeline[r.Index-1], r, records)
-		}
-		d.ETA = &ETA{Window: window, BatchesLeft: e.BatchesLeft, StagesLeft: stages, PerBatchSeconds: int(e.PerBatch.Seconds()),
-			TotalSeconds: int(e.Total.Seconds()), UpperBound: e.UpperBound, Ended: e.Ended}
+		d.ETA = eta(cgu, d.Timeline, records)
 	}
 	d.Actions = actions(cgu)
 	return d
 }
 
-// windowEstimate is the estimate of a running window: its clusters not done, a wave at a
-// time, each wave the median time its completed clusters took (pkg/estimate.Window).
-func windowEstimate(b Batch, r *Running, records []ranv1alpha1.ClusterGroupUpgradeBatch) estimate.Estimate {
-	var share time.Duration
-	if b.StartedAt != nil && b.TimeoutAt != nil && r.Window > 0 {
-		waves := (b.Clusters + r.Window - 1) / r.Window
-		share = b.TimeoutAt.Sub(b.StartedAt.Time) / time.Duration(max(waves, 1))
+// eta is the estimate (pkg/estimate, the one kubectl cgu preflight and status show) of the
+// batches left on the timeline, with its text.
+func eta(cgu *ranv1alpha1.ClusterGroupUpgrade, timeline []Batch, records []ranv1alpha1.ClusterGroupUpgradeBatch) *ETA {
+	in := estimate.Input{Ended: estimate.EndedDurations(records), CompletedInWindow: estimate.CompletedInWindow(records)}
+	if rs := cgu.Spec.RemediationStrategy; rs != nil {
+		in.TimeoutMinutes = rs.Timeout
 	}
-	return estimate.Window(r.Counts.Pending+r.Counts.InProgress, r.Window, share, estimate.CompletedInWindow(records))
+	for _, b := range timeline {
+		eb := estimate.Batch{Clusters: b.Clusters, Stages: b.Stages, Window: b.Window}
+		if b.State != BatchEnded {
+			eb.Left = b.Counts.Pending + b.Counts.InProgress
+		}
+		if b.StartedAt != nil && b.TimeoutAt != nil {
+			eb.Started, eb.Deadline = b.StartedAt.Time, b.TimeoutAt.Time
+		}
+		in.Batches = append(in.Batches, eb)
+	}
+	e := estimate.Of(in)
+	return &ETA{Window: e.Window, BatchesLeft: e.BatchesLeft, StagesLeft: e.StagesLeft, PerBatchSeconds: int(e.PerBatch.Seconds()),
+		TotalSeconds: int(e.Total.Seconds()), UpperBound: e.UpperBound, Ended: e.Ended, Text: estimate.Text(e)}
 }
 
 // actions says which actions apply to the rollout as it stands.

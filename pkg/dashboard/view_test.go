@@ -199,7 +199,8 @@ func checkRest(t *testing.T, d Detail) {
 		t.Errorf("events: %d, from %s to %s; want the latest %d, newest first", len(d.Events), d.Events[0].Reason, d.Events[len(d.Events)-1].Reason, EventLimit)
 	}
 	// Two batches ended, in ten minutes each: the two left are estimated at twenty.
-	if d.ETA == nil || *d.ETA != (ETA{BatchesLeft: 2, PerBatchSeconds: 600, TotalSeconds: 1200, Ended: 2}) {
+	if d.ETA == nil || *d.ETA != (ETA{BatchesLeft: 2, PerBatchSeconds: 600, TotalSeconds: 1200, Ended: 2,
+		Text: "about 20m: 2 batches at 10m each, the median of 2 batches that ended"}) {
 		t.Errorf("ETA %+v", d.ETA)
 	}
 	if d.Actions != (Actions{Pause: true}) {
@@ -350,7 +351,8 @@ func TestWindowShowsItsSize(t *testing.T) {
 	if d.Timeline[0].Window != 0 || d.Timeline[1].Window != 10 || d.Running == nil || d.Running.Window != 10 {
 		t.Fatalf("timeline %+v, running %+v", d.Timeline, d.Running)
 	}
-	if want := (ETA{Window: 10, BatchesLeft: 4, PerBatchSeconds: 1500, TotalSeconds: 6000, Ended: 2}); d.ETA == nil || *d.ETA != want {
+	if want := (ETA{Window: 10, BatchesLeft: 4, PerBatchSeconds: 1500, TotalSeconds: 6000, Ended: 2,
+		Text: "about 1h40m: 4 waves of 10 clusters at 25m each, the median of 2 clusters that completed"}); d.ETA == nil || *d.ETA != want {
 		t.Errorf("ETA %+v, want %+v", d.ETA, want)
 	}
 }
@@ -372,7 +374,8 @@ func TestProgressiveShowsItsStages(t *testing.T) {
 	if !slices.Equal(d.Timeline[1].Stages, []int{1, 2, 4}) || d.Timeline[0].Stages != nil || d.Running == nil || d.Running.Stage != stage {
 		t.Fatalf("timeline %+v, running %+v", d.Timeline, d.Running)
 	}
-	if want := (ETA{BatchesLeft: 4, StagesLeft: 4, PerBatchSeconds: 300, TotalSeconds: 1200, Ended: 1}); d.ETA == nil || *d.ETA != want {
+	if want := (ETA{BatchesLeft: 4, StagesLeft: 4, PerBatchSeconds: 300, TotalSeconds: 1200, Ended: 1,
+		Text: "about 20m: 4 stages at 5m each, the median of 1 batch that ended"}); d.ETA == nil || *d.ETA != want {
 		t.Errorf("ETA %+v, want %+v", d.ETA, want)
 	}
 }

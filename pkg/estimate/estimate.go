@@ -1,16 +1,20 @@
 // Package estimate says how long the batches left of a rollout may take, from the time the
-// ended batches took and the timeout they share (kubectl cgu preflight and status show it).
-// It is pure.
+// ended batches took and the timeout they share, and words it (Text). It is the one estimate:
+// kubectl cgu preflight and status and the dashboard each build an Input from what they read,
+// and show Of's result as Text writes it. It is pure.
 package estimate
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/timeout"
+	"github.com/cgu-operator/cgu-operator/pkg/words"
 )
 
 // Estimate is how long the batches left of a rollout may take.
@@ -33,6 +37,98 @@ type Estimate struct {
 	// StagesLeft, of BatchesLeft, are the stages of a Progressive batch, each counted as a
 	// batch.
 	StagesLeft int `json:"stagesLeft,omitempty"`
+}
+
+// Batch is what an estimate reads of one batch of the plan.
+type Batch struct {
+	// Clusters are its clusters; Left those not done yet (0 once it ended).
+	Clusters, Left int
+	// Stages are a Progressive batch's stage sizes by step; Window a Window batch's size.
+	Stages []int
+	Window int
+	// Started and Deadline bound a started batch's time; zero before it started.
+	Started, Deadline time.Time
+}
+
+// Input is what an estimate is made from: the plan's batches, the rollout's timeout, and
+// what the records say of the time ended batches (Ended) and a window's completed clusters
+// (CompletedInWindow) took.
+type Input struct {
+	Batches                  []Batch
+	TimeoutMinutes           int
+	Ended, CompletedInWindow []time.Duration
+}
+
+// Of estimates the rest of a rollout. A Window batch with clusters left is estimated wave by
+// wave (Window); otherwise each batch left (each stage of a Progressive batch, counted from
+// its first size: an upper bound once its growth went up) takes the median of the ended
+// batches, or its share of the timeout (Duration).
+func Of(in Input) Estimate {
+	left, stages, batches := 0, 0, 0
+	for _, b := range in.Batches {
+		batches += plan.StagesFor(b.Stages, 0, b.Clusters)
+		if b.Left > 0 {
+			k := plan.StagesFor(b.Stages, 0, b.Left)
+			left += k
+			if len(b.Stages) > 0 {
+				stages += k
+			}
+		}
+	}
+	for _, b := range in.Batches {
+		if b.Window > 0 && b.Left > 0 {
+			return Window(b.Left, b.Window, waveShare(b, batches, in.TimeoutMinutes), in.CompletedInWindow)
+		}
+	}
+	e := Duration(left, batches, in.TimeoutMinutes, in.Ended)
+	e.StagesLeft = stages
+	return e
+}
+
+// waveShare is a wave's share of a window batch's time: from its start to its deadline once
+// started, else its share of the rollout's timeout; over the waves of all its clusters.
+func waveShare(b Batch, batches, timeoutMinutes int) time.Duration {
+	span := b.Deadline.Sub(b.Started)
+	if b.Started.IsZero() || b.Deadline.IsZero() {
+		start := time.Unix(0, 0)
+		span = timeout.Batch(start, timeout.Overall(start, timeoutMinutes), max(batches, 1)).Sub(start)
+	}
+	waves := max((b.Clusters+b.Window-1)/b.Window, 1)
+	return span / time.Duration(waves)
+}
+
+// Text writes an estimate for people: what is left, how long each part may take, and what
+// that is based on.
+func Text(e Estimate) string {
+	d := func(m metav1.Duration) string { return words.Duration(m.Duration) }
+	switch {
+	case e.Window > 0 && e.BatchesLeft == 0:
+		return "no cluster left"
+	case e.Window > 0 && e.UpperBound:
+		return fmt.Sprintf("at most %s: %s of %d clusters, each cluster within its share of the timeout (%s)",
+			d(e.Total), words.Plural(e.BatchesLeft, "wave"), e.Window, d(e.PerBatch))
+	case e.Window > 0:
+		return fmt.Sprintf("about %s: %s of %d clusters at %s each, the median of %s that completed",
+			d(e.Total), words.Plural(e.BatchesLeft, "wave"), e.Window, d(e.PerBatch), words.Plural(e.Ended, "cluster"))
+	case e.BatchesLeft == 0:
+		return "no batch left"
+	case e.UpperBound:
+		return fmt.Sprintf("at most %s: %s, each within its share of the timeout (%s)", d(e.Total), unitsLeft(e), d(e.PerBatch))
+	}
+	return fmt.Sprintf("about %s: %s at %s each, the median of %s that ended",
+		d(e.Total), unitsLeft(e), d(e.PerBatch), words.Plural(e.Ended, "batch"))
+}
+
+// unitsLeft names what an estimate counts: "3 batches", "2 stages" (of a Progressive
+// batch), or "1 batch and 2 stages".
+func unitsLeft(e Estimate) string {
+	switch e.StagesLeft {
+	case 0:
+		return words.Plural(e.BatchesLeft, "batch")
+	case e.BatchesLeft:
+		return words.Plural(e.StagesLeft, "stage")
+	}
+	return words.Plural(e.BatchesLeft-e.StagesLeft, "batch") + " and " + words.Plural(e.StagesLeft, "stage")
 }
 
 // Duration estimates the batches left of a plan of batches batches whose ended

@@ -309,23 +309,7 @@ function timeline(d) {
 
 function eta(e) {
   if (!e || !e.batchesLeft) return null;
-  if (e.window) {
-    return h("p", { class: "eta" }, e.upperBound ?
-      "At most " + duration(e.totalSeconds) + " left: " + e.batchesLeft + " waves of " + e.window + " clusters, at most " + duration(e.perBatchSeconds) + " each (a cluster's share of the timeout)." :
-      "About " + duration(e.totalSeconds) + " left: " + e.batchesLeft + " waves of " + e.window + " clusters at the median " + duration(e.perBatchSeconds) + " of the " + e.ended + " clusters that completed.");
-  }
-  return h("p", { class: "eta" }, e.upperBound ?
-    "At most " + duration(e.totalSeconds) + " left: " + unitsLeft(e) + " of at most " + duration(e.perBatchSeconds) + " each (their share of the timeout)." :
-    "About " + duration(e.totalSeconds) + " left: " + unitsLeft(e) + " at the median " + duration(e.perBatchSeconds) + " of the " + e.ended + " that ended.");
-}
-
-// unitsLeft names what the estimate counts: "3 batches", "2 stages" (of a Progressive
-// batch) or "1 batch and 2 stages".
-function unitsLeft(e) {
-  const stages = e.stagesLeft || 0;
-  if (stages === 0) return count(e.batchesLeft, "batch", "batches");
-  if (stages === e.batchesLeft) return count(stages, "stage", "stages");
-  return count(e.batchesLeft - stages, "batch", "batches") + " and " + count(stages, "stage", "stages");
+  return h("p", { class: "eta" }, "Estimated duration: " + e.text);
 }
 
 function running(d) {
