@@ -73,8 +73,7 @@ func (r *Reconciler) startStep(ctx context.Context, g *lcmv1alpha1.ImageBasedGro
 		if gerr := r.Client.Get(ctx, client.ObjectKeyFromObject(cgu), have); gerr != nil || metav1.IsControlledBy(have, g) {
 			return client.IgnoreNotFound(gerr)
 		}
-		return fmt.Errorf("ClusterGroupUpgrade %s/%s of plan step %d exists and is not this ImageBasedGroupUpgrade's: delete or rename it",
-			cgu.Namespace, cgu.Name, i)
+		return &ibgu.Foreign{Object: fmt.Sprintf("ClusterGroupUpgrade %s/%s of plan step %d", cgu.Namespace, cgu.Name, i)}
 	case err != nil:
 		return fmt.Errorf("creating the ClusterGroupUpgrade of step %d: %w", i, err)
 	}

@@ -20,7 +20,8 @@ import (
 
 // status ends a pass with its one status write. A pass that failed (err) writes the status
 // as read with Reconciled=False naming the failure, and goes back to the workqueue for a
-// retry with back-off; one that did its writes writes the decided status, then the events
+// retry with back-off, or, blocked by an object it does not own (ibgu.Foreign), looks again
+// every ibgu.ContentRetry; one that did its writes writes the decided status, then the events
 // it carries, and looks again when the decision waits. A write conflict (a newer object is
 // on its way to the cache) ends the pass with a short requeue.
 func (r *Reconciler) status(ctx context.Context, g *lcmv1alpha1.ImageBasedGroupUpgrade, in ibgu.Intents, err error) (ctrl.Result, error) {
@@ -44,6 +45,11 @@ func (r *Reconciler) status(ctx context.Context, g *lcmv1alpha1.ImageBasedGroupU
 		return ctrl.Result{RequeueAfter: ibgu.CacheRetry}, nil
 	case werr != nil:
 		return ctrl.Result{}, errors.Join(err, werr)
+	case errors.As(err, new(*ibgu.Foreign)):
+		if written { // the status says so from now on: said once at info
+			log.Info("Plan blocked", "error", err)
+		}
+		return ctrl.Result{RequeueAfter: ibgu.ContentRetry}, nil
 	case err != nil:
 		return ctrl.Result{}, err
 	}

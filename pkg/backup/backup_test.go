@@ -1,7 +1,6 @@
 package backup
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -9,63 +8,70 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/backup/recovery"
+	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 )
 
-func TestOf(t *testing.T) {
+// A cluster's backup as the hub sees its Job and the program's summary.
+func TestObserved(t *testing.T) {
 	done := &recovery.Summary{Phase: recovery.PhaseSucceeded}
 	noRoom := &recovery.Summary{Phase: recovery.PhaseFailed, Error: "insufficient disk space in /var/recovery"}
 	retrying := &recovery.Summary{Phase: recovery.PhaseFailed, Error: "etcdctl: timeout", Retryable: true}
 	saving := &recovery.Summary{Phase: recovery.PhaseSaving}
+	asked, running := prestart.Observation{Requested: true}, prestart.Observation{Requested: true, Running: true}
 	for name, tc := range map[string]struct {
-		o      Observation
+		o      prestart.Observation
+		sum    *recovery.Summary
 		past   bool
-		state  State
+		state  prestart.State
 		reason string
 	}{
-		"nothing asked":                     {state: PreparingToStart},
-		"asked":                             {o: Observation{Requested: true}, state: Starting},
-		"running":                           {o: Observation{Requested: true, Running: true}, state: Active},
-		"saving":                            {o: Observation{Requested: true, Summary: saving}, state: Active},
-		"a failure another attempt may fix": {o: Observation{Requested: true, Running: true, Summary: retrying}, state: Active},
-		"done":                              {o: Observation{Summary: done}, state: Succeeded},
-		"done, late":                        {o: Observation{Summary: done}, past: true, state: Succeeded},
-		"no room":                           {o: Observation{Summary: noRoom}, state: Error, reason: "insufficient disk space"},
-		"the Job failed":                    {o: Observation{Failed: "BackoffLimitExceeded"}, state: Error, reason: "BackoffLimitExceeded"},
-		"past its deadline":                 {o: Observation{Failed: "DeadlineExceeded", DeadlineExceeded: true}, state: Timeout, reason: "deadline"},
-		"past the overall timeout":          {o: Observation{Requested: true, Running: true}, past: true, state: Timeout, reason: "did not end within 20m0s"},
+		"nothing asked":                     {state: prestart.NotStarted},
+		"asked":                             {o: asked, state: prestart.Starting},
+		"running":                           {o: running, state: prestart.Active},
+		"saving":                            {o: asked, sum: saving, state: prestart.Active},
+		"a failure another attempt may fix": {o: running, sum: retrying, state: prestart.Active},
+		"done":                              {sum: done, state: prestart.Succeeded},
+		"done, late":                        {sum: done, past: true, state: prestart.Succeeded},
+		"done, with a note":                 {sum: &recovery.Summary{Phase: recovery.PhaseSucceeded, Note: "a restore runs"}, state: prestart.Succeeded, reason: "a restore runs"},
+		"no room":                           {sum: noRoom, state: prestart.Failed, reason: "insufficient disk space"},
+		"the Job failed":                    {o: prestart.Observation{Failed: "BackoffLimitExceeded"}, state: prestart.Failed, reason: "BackoffLimitExceeded"},
+		"past its deadline":                 {o: prestart.Observation{Failed: "DeadlineExceeded", DeadlineExceeded: true}, state: prestart.Timeout, reason: "deadline (8m0s)"},
+		"past the overall timeout":          {o: running, past: true, state: prestart.Timeout, reason: "did not end within 20m0s"},
 	} {
-		state, reason := Of(tc.o, tc.past)
+		state, reason := Kind.Of(Observed(tc.o, tc.sum), tc.past)
 		if state != tc.state || !strings.Contains(reason, tc.reason) {
 			t.Errorf("%s: %s %q, want %s with %q", name, state, reason, tc.state, tc.reason)
 		}
 	}
 }
 
-func TestCondition(t *testing.T) {
+// The backup in TALM's words and reasons.
+func TestKind(t *testing.T) {
 	for name, tc := range map[string]struct {
-		states map[string]State
+		states map[string]prestart.State
 		status metav1.ConditionStatus
 		reason string
 	}{
-		"all succeeded":   {states: map[string]State{"a": Succeeded, "b": Succeeded}, status: metav1.ConditionTrue, reason: ranv1alpha1.ReasonBackupCompleted},
-		"some failed":     {states: map[string]State{"a": Succeeded, "b": Timeout, "c": Error}, status: metav1.ConditionTrue, reason: ranv1alpha1.ReasonPartiallyDone},
-		"all failed":      {states: map[string]State{"a": Timeout, "b": Error}, status: metav1.ConditionFalse, reason: ranv1alpha1.ReasonBackupFailed},
-		"one still going": {states: map[string]State{"a": Succeeded, "b": Active}, status: metav1.ConditionFalse, reason: ranv1alpha1.ReasonInProgress},
-		"not started":     {states: map[string]State{"a": PreparingToStart}, status: metav1.ConditionFalse, reason: ranv1alpha1.ReasonInProgress},
+		"all succeeded":   {states: map[string]prestart.State{"a": prestart.Succeeded}, status: metav1.ConditionTrue, reason: ranv1alpha1.ReasonBackupCompleted},
+		"all failed":      {states: map[string]prestart.State{"a": prestart.Timeout, "b": prestart.Failed}, status: metav1.ConditionFalse, reason: ranv1alpha1.ReasonBackupFailed},
+		"one still going": {states: map[string]prestart.State{"a": prestart.Succeeded, "b": prestart.Active}, status: metav1.ConditionFalse, reason: ranv1alpha1.ReasonInProgress},
 	} {
-		status, reason, message := Condition(tc.states)
+		status, reason, message := Kind.Condition(tc.states)
 		if status != tc.status || reason != tc.reason || message == "" {
 			t.Errorf("%s: %s %s %q", name, status, reason, message)
 		}
 	}
-	if _, _, m := Condition(map[string]State{"a": Succeeded, "b": Timeout, "c": Error}); m != "Backup completed on 1 of 3 clusters; the 2 others failed or timed out and leave the plan" {
+	if _, _, m := Kind.Condition(map[string]prestart.State{"a": prestart.Succeeded, "b": prestart.Timeout, "c": prestart.Failed}); m != "Backup completed on 1 of 3 clusters; the 2 others failed or timed out and leave the plan" {
 		t.Errorf("message %q", m)
 	}
-}
-
-func TestLeaving(t *testing.T) {
-	states := map[string]State{"a": Succeeded, "b": Timeout, "c": Error, "d": Active}
-	if got := Leaving([]string{"d", "c", "b", "a"}, states); !slices.Equal(got, []string{"c", "b"}) {
-		t.Errorf("leaving %v", got)
+	if _, _, m := Kind.Condition(map[string]prestart.State{"a": prestart.Active}); m != "Backup in progress: 0 of 1 clusters done" {
+		t.Errorf("message %q", m)
+	}
+	words := map[prestart.State]string{prestart.NotStarted: "PreparingToStart", prestart.Starting: "Starting", prestart.Active: "Active",
+		prestart.Succeeded: "Succeeded", prestart.Timeout: "BackupTimeout", prestart.Failed: "UnrecoverableError"}
+	for s, w := range words {
+		if Kind.Word(s) != w || Kind.StateOf(w) != s {
+			t.Errorf("%s: TALM's word is %q, got %q", s, w, Kind.Word(s))
+		}
 	}
 }

@@ -232,7 +232,7 @@ func precacheState(ctx context.Context, c client.Client, cgu *ranv1alpha1.Cluste
 	if err != nil {
 		return "", err
 	}
-	state, _ := precache.Of(obs)
+	state, _ := precache.Kind.Of(obs, false)
 	return string(state), nil
 }
 

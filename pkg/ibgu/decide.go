@@ -119,6 +119,19 @@ type Intents struct {
 	missing string
 }
 
+// Foreign is the problem of an object of one of the ImageBasedGroupUpgrade's names that it
+// does not own: the plan cannot go on until a person deletes or renames it. The operator does
+// not watch objects it does not own, so the pass looks again every ContentRetry rather than
+// backing off.
+type Foreign struct {
+	// Object names it: its kind, namespace and name, and what it stands in the way of.
+	Object string
+}
+
+func (e *Foreign) Error() string {
+	return e.Object + " exists and is not this ImageBasedGroupUpgrade's: delete or rename it"
+}
+
 // Pause is the value to give a step's spec.paused.
 type Pause struct {
 	Upgrade string
@@ -238,8 +251,7 @@ func (in *Intents) startStep(f Facts, children map[int]*Child, i int) {
 		case TemplateOwned:
 			continue
 		case TemplateForeign:
-			in.Problem = fmt.Errorf("ManifestWorkReplicaSet %s/%s exists and is not this ImageBasedGroupUpgrade's: delete or rename it",
-				g.Namespace, TemplateName(g.Name, action))
+			in.Problem = &Foreign{Object: fmt.Sprintf("ManifestWorkReplicaSet %s/%s", g.Namespace, TemplateName(g.Name, action))}
 			return
 		}
 		var extra []runtime.Object

@@ -2,7 +2,7 @@
 // policy declares, which InstallPlan the operator approves on a cluster while it enforces the
 // policy there. It is pure: the controller reads the spoke's Subscription and InstallPlan
 // through ManagedClusterViews and approves through a ManagedClusterAction
-// (controllers/clustergroupupgrade_installplans.go).
+// (controllers/clustergroupupgrade/installplans.go).
 //
 // Field names follow operator-framework/api pkg/operators/v1alpha1 (subscription_types.go,
 // installplan_types.go).

@@ -34,7 +34,7 @@ import (
 
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/controllers"
+	"github.com/cgu-operator/cgu-operator/controllers/clustergroupupgrade"
 	"github.com/cgu-operator/cgu-operator/controllers/imagebasedgroupupgrade"
 	ztpcontroller "github.com/cgu-operator/cgu-operator/controllers/ztp"
 	"github.com/cgu-operator/cgu-operator/pkg/emitter"
@@ -242,7 +242,7 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	if err := mgr.Add(events); err != nil {
 		return fmt.Errorf("adding the event emitter: %w", err)
 	}
-	r := &controllers.ClusterGroupUpgradeReconciler{
+	r := &clustergroupupgrade.Reconciler{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Clock: clk,
 		Copies: mgr.GetCache(), Recorder: recorder, Events: events, Metrics: metrics.Default(),
 		MaxClustersInProgress:   opts.MaxClustersInProgress,

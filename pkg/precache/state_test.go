@@ -1,87 +1,71 @@
 package precache
 
 import (
-	"fmt"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 )
 
-func TestOf(t *testing.T) {
+// A cluster's pre-caching as the hub sees its Job and the program's summary.
+func TestObserved(t *testing.T) {
+	requested := prestart.Observation{Requested: true}
 	cases := []struct {
 		name string
-		o    Observation
-		want State
+		o    prestart.Observation
+		sum  *Summary
+		want prestart.State
 	}{
-		{"nothing asked", Observation{}, NotStarted},
-		{"asked, not running yet", Observation{Requested: true}, Starting},
-		{"running", Observation{Requested: true, Running: true}, Active},
-		{"a progress summary", Observation{Requested: true, Summary: &Summary{Phase: PhasePulling}}, Active},
-		{"succeeded", Observation{Requested: true, Summary: &Summary{Phase: PhaseSucceeded}}, Succeeded},
-		{"the Job failed", Observation{Requested: true, Failed: "BackoffLimitExceeded"}, Failed},
-		{"past its deadline", Observation{Requested: true, Failed: "DeadlineExceeded", DeadlineExceeded: true}, Timeout},
-		{"an unrecoverable summary", Observation{Requested: true, Summary: &Summary{Phase: PhaseFailed, Error: "no such image"}}, Failed},
-		{"a retryable summary: the Job retries", Observation{Requested: true, Summary: &Summary{Phase: PhaseFailed, Retryable: true}}, Active},
-		{"a success outranks a stale failure", Observation{Failed: "x", Summary: &Summary{Phase: PhaseSucceeded}}, Succeeded},
+		{"nothing asked", prestart.Observation{}, nil, prestart.NotStarted},
+		{"asked, not running yet", requested, nil, prestart.Starting},
+		{"running", prestart.Observation{Requested: true, Running: true}, nil, prestart.Active},
+		{"a progress summary", requested, &Summary{Phase: PhasePulling}, prestart.Active},
+		{"succeeded", requested, &Summary{Phase: PhaseSucceeded}, prestart.Succeeded},
+		{"the Job failed", prestart.Observation{Requested: true, Failed: "BackoffLimitExceeded"}, nil, prestart.Failed},
+		{"past its deadline", prestart.Observation{Requested: true, Failed: "DeadlineExceeded", DeadlineExceeded: true}, nil, prestart.Timeout},
+		{"an unrecoverable summary", requested, &Summary{Phase: PhaseFailed, Error: "no such image"}, prestart.Failed},
+		{"a retryable summary: the Job retries", requested, &Summary{Phase: PhaseFailed, Retryable: true}, prestart.Active},
+		{"a success outranks a stale failure", prestart.Observation{Failed: "x"}, &Summary{Phase: PhaseSucceeded}, prestart.Succeeded},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, reason := Of(tc.o)
+			got, reason := Kind.Of(Observed(tc.o, tc.sum), false)
 			if got != tc.want {
-				t.Fatalf("Of = %s (%q), want %s", got, reason, tc.want)
+				t.Fatalf("got %s (%q), want %s", got, reason, tc.want)
 			}
-			if (got == Failed || got == Timeout) && reason == "" {
+			if (got == prestart.Failed || got == prestart.Timeout) && reason == "" {
 				t.Fatalf("a %s state without a reason", got)
 			}
 		})
 	}
 }
 
-func TestToStartHonoursTheCap(t *testing.T) {
-	order := []string{"a", "b", "c", "d"}
-	states := map[string]State{"a": Active, "b": NotStarted, "c": Succeeded, "d": NotStarted}
-	cases := []struct {
-		running, limit int
-		want           string
+// Pre-caching in TALM's words and reasons.
+func TestKind(t *testing.T) {
+	for _, tc := range []struct {
+		states          map[string]prestart.State
+		status          metav1.ConditionStatus
+		reason, message string
 	}{
-		{1, 0, "[b d]"},
-		{1, 2, "[b]"},
-		{2, 2, "[]"},
-		{0, 5, "[b d]"},
-	}
-	for _, tc := range cases {
-		got := ToStart(order, states, tc.running, tc.limit)
-		if s := fmt.Sprint(got); s != tc.want {
-			t.Fatalf("running %d limit %d: got %v, want %s", tc.running, tc.limit, got, tc.want)
+		{map[string]prestart.State{"a": prestart.Succeeded, "b": prestart.Succeeded}, metav1.ConditionTrue, ranv1alpha1.ReasonPrecachingCompleted,
+			"Pre-caching completed on all 2 clusters"},
+		{map[string]prestart.State{"a": prestart.Failed, "b": prestart.Timeout}, metav1.ConditionFalse, ranv1alpha1.ReasonPrecachingFailed,
+			"Pre-caching failed or timed out on all 2 clusters"},
+		{map[string]prestart.State{"a": prestart.Succeeded, "b": prestart.Active}, metav1.ConditionFalse, ranv1alpha1.ReasonInProgress,
+			"Pre-caching: 1 of 2 clusters done"},
+	} {
+		status, reason, message := Kind.Condition(tc.states)
+		if status != tc.status || reason != tc.reason || message != tc.message {
+			t.Errorf("%v: got %s/%s %q", tc.states, status, reason, message)
 		}
 	}
-}
-
-func TestCondition(t *testing.T) {
-	cases := []struct {
-		states map[string]State
-		status metav1.ConditionStatus
-		reason string
-	}{
-		{map[string]State{"a": Succeeded, "b": Succeeded}, metav1.ConditionTrue, ranv1alpha1.ReasonPrecachingCompleted},
-		{map[string]State{"a": Succeeded, "b": Timeout}, metav1.ConditionTrue, ranv1alpha1.ReasonPartiallyDone},
-		{map[string]State{"a": Failed, "b": Timeout}, metav1.ConditionFalse, ranv1alpha1.ReasonPrecachingFailed},
-		{map[string]State{"a": Succeeded, "b": Active}, metav1.ConditionFalse, ranv1alpha1.ReasonInProgress},
-		{map[string]State{}, metav1.ConditionFalse, ranv1alpha1.ReasonInProgress},
-	}
-	for _, tc := range cases {
-		status, reason, msg := Condition(tc.states)
-		if status != tc.status || reason != tc.reason || msg == "" {
-			t.Fatalf("%v: got %s/%s %q, want %s/%s", tc.states, status, reason, msg, tc.status, tc.reason)
+	words := map[prestart.State]string{prestart.NotStarted: "NotStarted", prestart.Starting: "Starting", prestart.Active: "Active",
+		prestart.Succeeded: "Succeeded", prestart.Timeout: "PrecacheTimeout", prestart.Failed: "UnrecoverableError"}
+	for s, w := range words {
+		if Kind.Word(s) != w {
+			t.Errorf("%s: TALM's word is %q, got %q", s, w, Kind.Word(s))
 		}
-	}
-	counts := Counts(map[string]State{"a": Succeeded, "b": Succeeded, "c": Failed})
-	if len(counts) != len(States) || counts["Succeeded"] != 2 || counts["Failed"] != 1 || counts["NotStarted"] != 0 {
-		t.Fatalf("counts %v", counts)
-	}
-	if got := Leaving([]string{"a", "b", "c"}, map[string]State{"a": Failed, "b": Succeeded, "c": Timeout}); fmt.Sprint(got) != "[a c]" {
-		t.Fatalf("leaving %v, want [a c]", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
+	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 )
 
@@ -37,13 +38,18 @@ func BackupJob(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster, image string) spok
 }
 
 // BackupObservation reads what the hub sees of a cluster's backup Job.
-func BackupObservation(ctx context.Context, runner spokejob.Runner, job spokejob.Job) (backup.Observation, error) {
+func BackupObservation(ctx context.Context, runner spokejob.Runner, job spokejob.Job) (prestart.Observation, error) {
 	st, sum, err := summaryOf(ctx, runner, job, "backup", func(s *recovery.Summary) string { return s.Run })
 	if err != nil {
-		return backup.Observation{}, err
+		return prestart.Observation{}, err
 	}
-	return backup.Observation{Requested: st.Requested, Running: st.Running, Failed: st.Failed,
-		DeadlineExceeded: st.FailedReason == "DeadlineExceeded", Summary: sum}, nil
+	return backup.Observed(jobObservation(st), sum), nil
+}
+
+// jobObservation is what a spoke job's state says, before its program's summary.
+func jobObservation(st spokejob.State) prestart.Observation {
+	return prestart.Observation{Requested: st.Requested, Running: st.Running, Failed: st.Failed,
+		DeadlineExceeded: st.FailedReason == "DeadlineExceeded"}
 }
 
 // summaryOf reads a spoke job's state and the summary its program wrote for this run (JSON

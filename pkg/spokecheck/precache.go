@@ -13,6 +13,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
+	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 )
 
@@ -56,11 +57,10 @@ func PrecacheJob(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string, spec ranv
 }
 
 // PrecacheObservation reads what the hub sees of a cluster's precache Job.
-func PrecacheObservation(ctx context.Context, runner spokejob.Runner, job spokejob.Job) (precache.Observation, error) {
+func PrecacheObservation(ctx context.Context, runner spokejob.Runner, job spokejob.Job) (prestart.Observation, error) {
 	st, sum, err := summaryOf(ctx, runner, job, "precache", func(s *precache.Summary) string { return s.Run })
 	if err != nil {
-		return precache.Observation{}, err
+		return prestart.Observation{}, err
 	}
-	return precache.Observation{Requested: st.Requested, Running: st.Running, Failed: st.Failed,
-		DeadlineExceeded: st.FailedReason == "DeadlineExceeded", Summary: sum}, nil
+	return precache.Observed(jobObservation(st), sum), nil
 }

@@ -6,23 +6,13 @@ import (
 	"slices"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/pkg/backup"
-	"github.com/cgu-operator/cgu-operator/pkg/precache"
+	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 )
 
-// PrecacheWords are TALM's names of the precache states in status.precaching.status.
-var PrecacheWords = map[precache.State]string{
-	precache.NotStarted: "NotStarted",
-	precache.Starting:   "Starting",
-	precache.Active:     "Active",
-	precache.Succeeded:  "Succeeded",
-	precache.Timeout:    "PrecacheTimeout",
-	precache.Failed:     "UnrecoverableError",
-}
-
-// Precaching is TALM's precaching.status (each cluster's state in TALM's words) and
-// precaching.clusters (the clusters pre-cached, in plan order).
-func Precaching(order []string, states map[string]precache.State) (map[string]string, []string) {
+// JobStates are each planned cluster's pre-start job state in TALM's words (a kind's
+// status.precaching.status or status.backup.status), and the clusters that have one, in
+// plan order.
+func JobStates(k prestart.Kind, order []string, states map[string]prestart.State) (map[string]string, []string) {
 	if len(order) == 0 {
 		return nil, nil
 	}
@@ -33,25 +23,10 @@ func Precaching(order []string, states map[string]precache.State) (map[string]st
 		if !ok {
 			continue
 		}
-		status[c] = PrecacheWords[s]
+		status[c] = k.Word(s)
 		clusters = append(clusters, c)
 	}
 	return status, clusters
-}
-
-// BackupStates is TALM's status.backup.status: each planned cluster's backup state, as the
-// values of pkg/backup are TALM's.
-func BackupStates(order []string, states map[string]backup.State) map[string]string {
-	if len(order) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(order))
-	for _, c := range order {
-		if s, ok := states[c]; ok {
-			out[c] = string(s)
-		}
-	}
-	return out
 }
 
 // Size is the length of the status in JSON.

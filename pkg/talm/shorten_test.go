@@ -12,6 +12,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
+	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 )
 
@@ -42,18 +43,18 @@ func fleetStatus(clusters, size, current int) ranv1alpha1.ClusterGroupUpgradeSta
 	}
 	st := Steps{Policies: []string{strings.Repeat("q", 253), strings.Repeat("p", 253)}}
 	d := rollout.Decision{State: ranv1alpha1.StateNotCompleted, Progress: rollout.Progress{Started: at(0), Batch: current, BatchStarted: at(5), Clusters: running}}
-	states := map[string]precache.State{}
+	states := map[string]prestart.State{}
 	for _, c := range all {
-		states[c] = precache.Timeout
+		states[c] = prestart.Timeout
 	}
 	status := ranv1alpha1.ClusterGroupUpgradeStatus{
 		State: ranv1alpha1.StateNotCompleted, Message: strings.Repeat("m", ranv1alpha1.MessageLimit),
 		RemediationPlan: RemediationPlan(p), Status: Progress(d, p, st, at(0)),
 		Clusters:     Clusters(nil, p, FinishedFrom(recorded, d, st), st),
-		Precaching:   &ranv1alpha1.PrecachingStatus{Counts: precache.Counts(states)},
+		Precaching:   &ranv1alpha1.PrecachingStatus{Counts: prestart.Counts(states)},
 		CurrentBatch: &ranv1alpha1.BatchStatus{Index: current + 1},
 	}
-	status.Precaching.Status, status.Precaching.Clusters = Precaching(all, states)
+	status.Precaching.Status, status.Precaching.Clusters = JobStates(precache.Kind, all, states)
 	now := metav1.NewTime(at(0))
 	for i := range min(ranv1alpha1.ClusterDetailLimit, clusters) {
 		status.CurrentBatch.Clusters = append(status.CurrentBatch.Clusters, ranv1alpha1.ClusterProgress{Name: all[i],

@@ -12,7 +12,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
-	"github.com/cgu-operator/cgu-operator/pkg/precache"
+	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 )
 
@@ -187,13 +187,11 @@ func TestContentAndStatus(t *testing.T) {
 	g.Expect(AsksForStatus(operators)).To(BeFalse())
 }
 
-func TestPrecaching(t *testing.T) {
-	states := map[string]precache.State{"sno-1": precache.Succeeded, "sno-2": precache.Timeout, "sno-3": precache.Failed, "sno-4": precache.Starting}
-	status, clusters := Precaching([]string{"sno-1", "sno-2", "sno-3", "sno-4", "sno-5"}, states)
+func TestJobStates(t *testing.T) {
+	kind := prestart.Kind{Words: map[prestart.State]string{prestart.Timeout: "PrecacheTimeout", prestart.Failed: "UnrecoverableError"}}
+	states := map[string]prestart.State{"sno-1": prestart.Succeeded, "sno-2": prestart.Timeout, "sno-3": prestart.Failed, "sno-4": prestart.Starting}
+	status, clusters := JobStates(kind, []string{"sno-1", "sno-2", "sno-3", "sno-4", "sno-5"}, states)
 	g := NewWithT(t)
 	g.Expect(status).To(Equal(map[string]string{"sno-1": "Succeeded", "sno-2": "PrecacheTimeout", "sno-3": "UnrecoverableError", "sno-4": "Starting"}))
 	g.Expect(clusters).To(Equal([]string{"sno-1", "sno-2", "sno-3", "sno-4"}))
-	for _, s := range precache.States {
-		g.Expect(PrecacheWords).To(HaveKey(s), "every precache state has TALM's word")
-	}
 }

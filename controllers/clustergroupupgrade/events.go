@@ -1,0 +1,252 @@
+package clustergroupupgrade
+
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/metrics"
+	"github.com/cgu-operator/cgu-operator/pkg/precache"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
+)
+
+// The events of a rollout's transitions have TALM's reasons, actions and annotations
+// (pkg/talm), and mark each transition once: they are read from what a write changed (the
+// status before and after, a batch record before and after), after the write succeeded, so
+// that an operator restarted later finds the transition written and emits nothing again.
+
+// EventOverridesDeprecated is the reason of the warning that a rollout's pre-caching took
+// values from TALM's deprecated overrides ConfigMap.
+const EventOverridesDeprecated = "PrecacheOverridesDeprecated"
+
+// emitEvents marks the transitions of the ClusterGroupUpgrade's status write.
+func (r *Reconciler) emitEvents(s *scope) {
+	for _, e := range statusEvents(s) {
+		r.Events.Emit(s.cgu, e)
+		switch e.Reason {
+		case talm.ReasonStageStarted:
+			r.Metrics.Stage(metrics.StageStarted)
+		case talm.ReasonStageUnhealthy:
+			r.Metrics.Stage(metrics.StageUnhealthy)
+		}
+	}
+	if p := s.precache; p != nil && len(p.overrides) > 0 &&
+		turnedTo(s.before.Conditions, s.cgu.Status.Conditions, ranv1alpha1.ConditionPrecacheSpecValid,
+			ranv1alpha1.ReasonPrecacheSpecIsWellFormed, ranv1alpha1.ReasonPrecacheSpecIncomplete, ranv1alpha1.ReasonInvalidPlatformImage) != nil {
+		r.event(s, corev1.EventTypeWarning, EventOverridesDeprecated,
+			"Pre-caching takes %s from ConfigMap %s/%s, which is deprecated: set them in a PreCachingConfig (spec.preCachingConfigRef)",
+			strings.Join(p.overrides, ", "), s.cgu.Namespace, precache.OverridesConfigMap)
+	}
+}
+
+// statusEvents are the events of the transitions from s.before to the written status.
+func statusEvents(s *scope) []talm.Event {
+	before, after, name := s.before, s.cgu.Status, s.cgu.Name
+	var out []talm.Event
+	for _, kind := range []string{ranv1alpha1.ConditionClustersSelected, ranv1alpha1.ConditionValidated} {
+		if c := turnedFalse(before.Conditions, after.Conditions, kind); c != nil {
+			out = append(out, talm.ValidationFailed(name, failureOf(s, c.Reason), c.Message))
+		}
+	}
+	if c := turnedTo(before.Conditions, after.Conditions, ranv1alpha1.ConditionProgressing, blockingReasons...); c != nil {
+		out = append(out, talm.Blocked(name, c.Reason, c.Message))
+	}
+	if after.State == ranv1alpha1.StateCannotStart && before.State != after.State &&
+		s.decision.Reason == ranv1alpha1.ReasonPrecachingFailedEverywhere {
+		out = append(out, talm.CannotStart(name, s.decision.Reason, after.Message))
+	}
+	if before.StartedAt == nil && after.StartedAt != nil {
+		out = append(out, talm.RolloutStarted(name, after.Counts.Total, len(s.plan.Batches)))
+	}
+	out = append(out, gateEvents(name, before, after)...)
+	out = append(out, stageEvents(name, before, after, s.decision)...)
+	if before.State != after.State {
+		switch after.State {
+		case ranv1alpha1.StateCompleted:
+			out = append(out, talm.RolloutCompleted(name, after.Counts.Total))
+		case ranv1alpha1.StateTimedOut:
+			out = append(out, talm.RolloutTimedOut(name, after.Counts.Total, notCompleted(after.Clusters), after.Message))
+		}
+	}
+	return out
+}
+
+// stageEvents are the events of a Progressive batch's stages: one starting while the
+// rollout runs, and one ended unhealthy, that sent the growth back or (as the rollout ends)
+// stopped it. The decision has the stage; the status before holds the stage it last showed.
+func stageEvents(name string, before, after ranv1alpha1.ClusterGroupUpgradeStatus, d rollout.Decision) []talm.Event {
+	stage := d.Stage
+	if stage == nil {
+		return nil
+	}
+	var was *ranv1alpha1.StageStatus
+	if before.CurrentBatch != nil {
+		was = before.CurrentBatch.Stage
+	}
+	index := d.Progress.Batch + 1
+	running := after.State == ranv1alpha1.StateNotCompleted
+	var out []talm.Event
+	if stage.Unhealthy != "" && (was == nil || was.Unhealthy != stage.Unhealthy || was.Resets != stage.Resets) &&
+		(running || before.State != after.State) {
+		out = append(out, talm.StageUnhealthy(name, index, stage.Unhealthy))
+	}
+	if running && !stage.Started.IsZero() && (was == nil || was.Number != stage.Number) {
+		out = append(out, talm.StageStarted(name, index, stage.Number, stage.Size, stage.Step+1))
+	}
+	return out
+}
+
+// blockingReasons are the Progressing reasons of a rollout blocked by other rollouts.
+var blockingReasons = []string{ranv1alpha1.ReasonMissingBlockingCR, ranv1alpha1.ReasonIncompleteBlockingCR, ranv1alpha1.ReasonBlockingCRCycle}
+
+// gateEvents are the events of our gates: a pause beginning or ending, a batch starting to
+// wait (for an approval, a window, a soak), a batch approved.
+func gateEvents(name string, before, after ranv1alpha1.ClusterGroupUpgradeStatus) []talm.Event {
+	var out []talm.Event
+	switch {
+	case before.PausedAt == nil && after.PausedAt != nil:
+		out = append(out, talm.Paused(name))
+	case before.PausedAt != nil && after.PausedAt == nil:
+		out = append(out, talm.Resumed(name))
+	}
+	if w := after.Waiting; w != nil && w.Reason != ranv1alpha1.ReasonPaused &&
+		(before.Waiting == nil || before.Waiting.Reason != w.Reason || before.Waiting.Batch != w.Batch) {
+		out = append(out, talm.Waiting(name, w.Batch, w.Reason, after.Message))
+	}
+	approved := map[int]bool{}
+	for _, a := range before.Approvals {
+		approved[a.Batch] = true
+	}
+	for _, a := range after.Approvals {
+		if !approved[a.Batch] {
+			out = append(out, talm.Approved(name, a.Batch, a.By))
+		}
+	}
+	return out
+}
+
+// failureOf says what a validation failure is about, in TALM's words, with the names the
+// problem lists.
+func failureOf(s *scope, reason string) talm.Failure {
+	var names []string
+	for _, p := range []*rollout.Problem{s.selectProblem, s.invalid} {
+		if p != nil && p.Reason == reason {
+			names = p.Names
+		}
+	}
+	switch reason {
+	case ranv1alpha1.ReasonClusterNotFound:
+		return talm.Failure{Kind: talm.FailureMissingClusters, Names: names}
+	case ranv1alpha1.ReasonNotAllManagedPoliciesExist:
+		return talm.Failure{Kind: talm.FailureMissingPolicies, Names: names}
+	case ranv1alpha1.ReasonAmbiguousManagedPoliciesNames:
+		return talm.Failure{Kind: talm.FailureAmbiguousPolicies, Names: names}
+	}
+	return talm.Failure{Kind: talm.FailureInvalid}
+}
+
+// turnedTo returns the condition of the given type when it now has one of the reasons and
+// had another before (or was absent).
+func turnedTo(before, after []metav1.Condition, kind string, reasons ...string) *metav1.Condition {
+	c := meta.FindStatusCondition(after, kind)
+	if c == nil || !slices.Contains(reasons, c.Reason) {
+		return nil
+	}
+	if old := meta.FindStatusCondition(before, kind); old != nil && old.Reason == c.Reason {
+		return nil
+	}
+	return c
+}
+
+// notCompleted are the clusters TALM's status lists as not complete.
+func notCompleted(clusters []ranv1alpha1.ClusterFinalState) []string {
+	var out []string
+	for _, c := range clusters {
+		if c.State != ranv1alpha1.TALMClusterComplete {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// turnedFalse returns the condition of the given type when it is False now and was not,
+// or was False for another reason.
+func turnedFalse(before, after []metav1.Condition, kind string) *metav1.Condition {
+	c := meta.FindStatusCondition(after, kind)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return nil
+	}
+	if old := meta.FindStatusCondition(before, kind); old != nil && old.Status == c.Status && old.Reason == c.Reason {
+		return nil
+	}
+	return c
+}
+
+// recordEvents marks the transitions one record write carried: its batch starting or
+// ending (on the batch's first part, naming every cluster of the batch), and each of its
+// clusters starting, completing, timing out or failing.
+func (r *Reconciler) recordEvents(s *scope, b *ranv1alpha1.ClusterGroupUpgradeBatch, old ranv1alpha1.ClusterGroupUpgradeBatchStatus) {
+	st, name := b.Status, s.cgu.Name
+	total := s.plan.Clusters()
+	batch := s.plan.Batches[b.Spec.Index-1]
+	if b.Spec.Part == 0 && old.StartedAt == nil && st.StartedAt != nil {
+		r.Events.Emit(s.cgu, talm.BatchStarted(name, b.Spec.Index, batch.Clusters, total))
+	}
+	r.clusterEvents(s, st, old)
+	if old.FinishedAt != nil || st.FinishedAt == nil || b.Spec.Part != 0 {
+		return
+	}
+	ended := s.batchEnded(b.Spec.Index)
+	outcome := metrics.OutcomeCompleted
+	if len(ended[ranv1alpha1.ClusterTimedOut]) > 0 {
+		outcome = metrics.OutcomeTimedOut
+	}
+	r.Events.Emit(s.cgu, talm.BatchEnded(name, b.Spec.Index, batch.Clusters, ended[ranv1alpha1.ClusterTimedOut], total))
+	if st.StartedAt != nil {
+		r.Metrics.BatchEnded(outcome, st.FinishedAt.Sub(st.StartedAt.Time))
+	}
+}
+
+// clusterEvents marks each cluster of a record that started, completed, timed out or failed.
+func (r *Reconciler) clusterEvents(s *scope, st, old ranv1alpha1.ClusterGroupUpgradeBatchStatus) {
+	was := map[string]ranv1alpha1.ClusterState{}
+	for _, c := range old.Clusters {
+		was[c.Name] = c.State
+	}
+	name := s.cgu.Name
+	for _, c := range st.Clusters {
+		before := was[c.Name]
+		if before == c.State {
+			continue
+		}
+		r.checkEvents(s, c, before)
+		pending := before == "" || before == ranv1alpha1.ClusterPending
+		if pending && (c.State == ranv1alpha1.ClusterInProgress || c.State == ranv1alpha1.ClusterCompleted) {
+			r.Events.Emit(s.cgu, talm.ClusterStarted(name, c.Name))
+		}
+		switch c.State {
+		case ranv1alpha1.ClusterCompleted:
+			r.Events.Emit(s.cgu, talm.ClusterCompleted(name, c.Name))
+		case ranv1alpha1.ClusterTimedOut:
+			r.Events.Emit(s.cgu, talm.ClusterTimedOut(name, c.Name, c.CurrentPolicy))
+		case ranv1alpha1.ClusterFailed:
+			r.Events.Emit(s.cgu, talm.ClusterFailed(name, c.Name, c.Reason))
+		default:
+			continue
+		}
+		// A cluster of a window counts from its own start, one of a batch from the batch's.
+		started := st.StartedAt
+		if c.StartedAt != nil {
+			started = c.StartedAt
+		}
+		if started != nil && c.Since != nil {
+			r.Metrics.ClusterEnded(c.State, c.Since.Sub(started.Time))
+		}
+	}
+}

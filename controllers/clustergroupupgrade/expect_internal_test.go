@@ -1,0 +1,65 @@
+package clustergroupupgrade
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+)
+
+func TestExpectations(t *testing.T) {
+	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	obj := func(uid types.UID, version string) *ranv1alpha1.ClusterGroupUpgrade {
+		return &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{UID: uid, ResourceVersion: version}}
+	}
+	var e expectations
+	if wait := e.behind(at, obj("a", "1")); wait != 0 {
+		t.Fatalf("nothing written yet: got a wait of %s", wait)
+	}
+	e.wrote(obj("a", "7"), at)
+	e.wrote(obj("b", "9"), at)
+
+	if wait := e.behind(at.Add(300*time.Millisecond), obj("a", "6")); wait != 700*time.Millisecond {
+		t.Errorf("a is behind by one write 300 ms after it: got a wait of %s, want 700ms", wait)
+	}
+	if wait := e.behind(at.Add(300*time.Millisecond), obj("a", "6"), obj("b", "8")); wait != 700*time.Millisecond {
+		t.Errorf("a and b behind: got a wait of %s, want the longest, 700ms", wait)
+	}
+	if e.observed(obj("a", "6")) {
+		t.Error("an event of an older version met the expectation")
+	}
+	if !e.observed(obj("a", "7")) {
+		t.Error("the event of the written version did not meet the expectation")
+	}
+	if e.observed(obj("a", "7")) {
+		t.Error("a met expectation was met twice")
+	}
+	if wait := e.behind(at, obj("a", "6")); wait != 0 {
+		t.Errorf("a's expectation was met: got a wait of %s", wait)
+	}
+	if wait := e.behind(at.Add(cacheLag), obj("b", "8")); wait != 0 {
+		t.Errorf("past cacheLag the reconcile goes on: got a wait of %s", wait)
+	}
+	if wait := e.behind(at, obj("b", "8")); wait != 0 {
+		t.Errorf("an expired expectation is dropped: got a wait of %s", wait)
+	}
+	e.wrote(obj("b", "10"), at)
+	if wait := e.behind(at, obj("b", "10")); wait != 0 {
+		t.Errorf("the cache shows b's last write: got a wait of %s", wait)
+	}
+	if wait := e.behind(at, obj("b", "9")); wait != 0 {
+		t.Errorf("an expectation the cache met once is dropped: got a wait of %s", wait)
+	}
+	e.wrote(obj("c", "3"), at)
+	e.forget(obj("c", ""))
+	if wait := e.behind(at, obj("c", "2")); wait != 0 {
+		t.Errorf("a deleted object's expectation is dropped: got a wait of %s", wait)
+	}
+	e.wrote(obj("d", ""), at)
+	if wait := e.behind(at, obj("d", "1")); wait != 0 {
+		t.Errorf("a write without a version sets no expectation: got a wait of %s", wait)
+	}
+}

@@ -1,0 +1,238 @@
+package clustergroupupgrade
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/controllers/internal/reconciled"
+	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
+	"github.com/cgu-operator/cgu-operator/pkg/gates"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
+)
+
+// EventRemediationError is the reason of the event of a write to the hub that failed. The
+// events of a rollout's transitions have TALM's reasons (pkg/talm, emitted in
+// events.go).
+const EventRemediationError = "RemediationFailed"
+
+// eventAction is the action of every event: what the operator was doing.
+const eventAction = "Rollout"
+
+// patchStatus computes the status once and writes it when it changed.
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
+	st := s.cgu.Status.DeepCopy()
+	computeStatus(st, s)
+	if equality.Semantic.DeepEqual(*st, s.before) {
+		return nil
+	}
+	if rollout.StatusProgressOnly(&s.before, st, s.cgu.Spec.BatchSoak != nil) && s.deferWrite(r.expect.progressDue(s.cgu), r.lagNow()) {
+		return nil
+	}
+	// A whole-status update, checked against the resourceVersion read: the status is
+	// computed from everything read since, and is written whole or not at all.
+	s.cgu.Status = *st
+	if err := r.Client.Status().Update(ctx, s.cgu); err != nil {
+		return fmt.Errorf("patching status: %w", err)
+	}
+	r.expect.wrote(s.cgu, r.lagNow())
+	return nil
+}
+
+func computeStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
+	st.ObservedGeneration = s.cgu.Generation
+	meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionReconciled) // this pass succeeded
+	if !s.decided {
+		return
+	}
+	d := s.decision
+	rollout.Status(st, d, s.plan)
+	st.Waiting, st.Approvals = waitingStatus(d), s.approvals
+	gates.RecordPause(st, s.cgu.Spec.Paused, !d.Progress.Started.IsZero(), s.now)
+	if s.started && s.before.Plan != nil { // the records hold the batches, not what was left out
+		st.Plan.SkippedCompliant = s.before.Plan.SkippedCompliant
+	}
+	if st.CurrentBatch != nil {
+		names := s.policyNames()
+		for i, c := range st.CurrentBatch.Clusters {
+			if p := d.Progress.Clusters[c.Name]; p.State == ranv1alpha1.ClusterInProgress && p.Policy < len(names) {
+				st.CurrentBatch.Clusters[i].CurrentPolicy = names[p.Policy]
+			}
+		}
+	}
+	switch {
+	case d.State != ranv1alpha1.StateCompleted:
+		st.CompletedAt = nil
+	case s.before.CompletedAt == nil:
+		now := metav1.NewTime(s.now).Rfc3339Copy()
+		st.CompletedAt = &now
+	}
+	st.ManagedPoliciesForUpgrade = acceptedPolicies(s)
+	st.Enforcement = s.mode
+	setConditions(st, s)
+	setCheckStatus(st, s)
+	setTALMStatus(st, s)
+}
+
+// setConditions writes the conditions in the order TALM writes them (setCondition).
+func setConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
+	meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecachingSucceededOld)
+	if !s.started {
+		setSelectionConditions(st, s)
+		if s.selectProblem != nil || s.invalid != nil {
+			st.Plan = nil
+		}
+	}
+	setPrecacheStatus(st, s)
+	setBackupStatus(st, s)
+	setRolloutConditions(st, s.decision)
+	if !s.started && (s.selectProblem != nil || s.invalid != nil || precacheHolds(s)) {
+		// TALM writes no Progressing condition before the spec is valid and pre-caching
+		// ended on some cluster; status.state and status.message say what the rollout
+		// waits for.
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionProgressing)
+	}
+}
+
+// precacheHolds reports whether pre-caching keeps the rollout from starting: its spec is
+// not valid, or it runs, or it failed on every cluster.
+func precacheHolds(s *scope) bool {
+	if !s.cgu.Spec.PreCaching || s.precache == nil {
+		return false
+	}
+	if !s.precache.result.Valid {
+		return true
+	}
+	status, _, _ := s.precache.kind.Condition(s.precache.states)
+	return status == metav1.ConditionFalse
+}
+
+func setSelectionConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
+	gen := s.cgu.Generation
+	if p := s.selectProblem; p != nil {
+		setCondition(st, gen, ranv1alpha1.ConditionClustersSelected, metav1.ConditionFalse, p.Reason, p.Message)
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionValidated)
+		return
+	}
+	setCondition(st, gen, ranv1alpha1.ConditionClustersSelected, metav1.ConditionTrue, ranv1alpha1.ReasonClusterSelectionCompleted,
+		fmt.Sprintf("%d clusters selected", len(s.selected)))
+	if p := s.invalid; p != nil {
+		setCondition(st, gen, ranv1alpha1.ConditionValidated, metav1.ConditionFalse, p.Reason, p.Message)
+		return
+	}
+	setCondition(st, gen, ranv1alpha1.ConditionValidated, metav1.ConditionTrue, ranv1alpha1.ReasonValidationCompleted,
+		fmt.Sprintf("%s resolved; %s in %s", count(len(s.roots), "managed policy", "managed policies"),
+			count(s.plan.Clusters(), "cluster", "clusters"), count(len(s.plan.Batches), "batch", "batches")))
+}
+
+func setRolloutConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, d rollout.Decision) {
+	gen := st.ObservedGeneration
+	message := rollout.Truncate(d.Message, ranv1alpha1.MessageLimit)
+	switch d.State {
+	case ranv1alpha1.StateNotCompleted:
+		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionTrue, d.Reason, message)
+		// As TALM: Succeeded is written once the rollout ended.
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionSucceeded)
+	case ranv1alpha1.StateCompleted:
+		succeeded := metav1.ConditionTrue
+		if d.Reason == ranv1alpha1.ReasonClustersHeld {
+			succeeded = metav1.ConditionFalse
+		}
+		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, d.Reason, message)
+		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, succeeded, d.Reason, message)
+	case ranv1alpha1.StateTimedOut:
+		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, d.Reason, message)
+		setCondition(st, gen, ranv1alpha1.ConditionSucceeded, metav1.ConditionFalse, d.Reason, message)
+	default: // NotStarted, CannotStart
+		setCondition(st, gen, ranv1alpha1.ConditionProgressing, metav1.ConditionFalse, d.Reason, message)
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionSucceeded)
+	}
+}
+
+// setCondition sets a condition in TALM's order (talm.SetCondition): `oc get cgu` shows the
+// last one.
+func setCondition(st *ranv1alpha1.ClusterGroupUpgradeStatus, gen int64, kind string, status metav1.ConditionStatus, reason, message string) {
+	talm.SetCondition(&st.Conditions, metav1.Condition{Type: kind, Status: status, Reason: reason,
+		Message: rollout.Truncate(message, ranv1alpha1.MessageLimit), ObservedGeneration: gen})
+}
+
+// batchEnded names the clusters of an ended batch (1-based index) by their final state, in
+// order.
+func (s *scope) batchEnded(index int) map[ranv1alpha1.ClusterState][]string {
+	n := map[ranv1alpha1.ClusterState][]string{}
+	for _, e := range s.decision.Ended {
+		if e.Index+1 != index {
+			continue
+		}
+		for _, name := range s.plan.Batches[e.Index].Clusters {
+			if c, ok := e.Clusters[name]; ok {
+				n[c.State] = append(n[c.State], name)
+			}
+		}
+	}
+	return n
+}
+
+// patchFailure writes, after a phase failed, the status as read with the Reconciled
+// condition False naming the failure: the status never goes on saying what was true before
+// without saying that the operator could not do its work. Conflicts (retried at once) and a
+// cache behind the operator's own writes (a wait) are not failures.
+func (r *Reconciler) patchFailure(ctx context.Context, s *scope, err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	st := s.before.DeepCopy()
+	setCondition(st, s.cgu.Generation, ranv1alpha1.ConditionReconciled, metav1.ConditionFalse, reconciled.Reason(err), err.Error())
+	if equality.Semantic.DeepEqual(*st, s.before) {
+		return nil
+	}
+	updated := s.cgu.DeepCopy()
+	updated.Status = *st
+	if werr := r.Client.Status().Update(ctx, updated); werr != nil {
+		return fmt.Errorf("writing the failure to status: %w", werr)
+	}
+	r.expect.wrote(updated, r.lagNow())
+	return nil
+}
+
+// failed reports an error of a phase that writes to the hub; a conflict with a newer
+// version of an object is only retried.
+func (r *Reconciler) failed(s *scope, err error) {
+	if s.decided && !apierrors.IsConflict(err) {
+		r.event(s, corev1.EventTypeWarning, EventRemediationError, "%s", rollout.Truncate(err.Error(), ranv1alpha1.MessageLimit))
+	}
+}
+
+func (r *Reconciler) event(s *scope, kind, reason, note string, args ...any) {
+	r.Recorder.Eventf(s.cgu, nil, kind, reason, eventAction, note, args...)
+}
+
+// relatedEvent records an event about the ClusterGroupUpgrade and a related object (a
+// batch record, a ManagedCluster). The related object also keeps events of the same reason
+// apart: the events library folds events with the same regarding and related objects and
+// reason into one series, whatever their notes.
+func (r *Reconciler) relatedEvent(s *scope, related runtime.Object, kind, reason, note string, args ...any) {
+	r.Recorder.Eventf(s.cgu, related, kind, reason, eventAction, note, args...)
+}
+
+func managedCluster(name string) *metav1.PartialObjectMetadata {
+	mc := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	mc.SetGroupVersionKind(clusteractions.ManagedClusterGVK)
+	return mc
+}
+
+// count writes n and the noun in the number n takes.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
