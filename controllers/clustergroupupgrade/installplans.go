@@ -11,7 +11,6 @@ import (
 	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +19,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/installplan"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/spokeobjects"
 	"github.com/cgu-operator/cgu-operator/pkg/views"
 )
 
@@ -228,33 +228,19 @@ func shown(ou *operatorUpgrades, keep map[client.ObjectKey]bool, want *viewv1bet
 func (r *Reconciler) applyInstallPlans(ctx context.Context, s *scope) error {
 	in := s.spoke.installPlans
 	var errs []error
+	w := spokeobjects.Writer{Client: r.Client}
 	for _, v := range in.views {
-		errs = append(errs, r.makeView(ctx, v))
+		_, err := w.EnsureView(ctx, v)
+		errs = append(errs, err)
 	}
 	for _, a := range in.approvals {
-		errs = append(errs, r.makeApproval(ctx, s, a))
+		errs = append(errs, r.makeApproval(ctx, s, w, a))
 	}
 	for _, v := range in.stale {
-		if err := r.Client.Delete(ctx, v); client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("deleting view %s/%s: %w", v.Namespace, v.Name, err))
-		}
+		errs = append(errs, w.Delete(ctx, v))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("approving InstallPlans: %w", err)
-	}
-	return nil
-}
-
-// makeView creates a view, or updates one whose scope was corrected (it has a version).
-func (r *Reconciler) makeView(ctx context.Context, v *viewv1beta1.ManagedClusterView) error {
-	if v.ResourceVersion != "" {
-		if err := r.Client.Update(ctx, v); err != nil {
-			return fmt.Errorf("updating view %s/%s: %w", v.Namespace, v.Name, err)
-		}
-		return nil
-	}
-	if err := r.Client.Create(ctx, v); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating view %s/%s: %w", v.Namespace, v.Name, err)
 	}
 	return nil
 }
@@ -294,12 +280,10 @@ func decideApproval(s *scope, t subscriptionOn, also []string) (approval, bool) 
 
 // makeApproval creates the action approving an InstallPlan, once per cluster and plan, and
 // marks it with an event when created.
-func (r *Reconciler) makeApproval(ctx context.Context, s *scope, a approval) error {
-	switch err := r.Client.Create(ctx, a.action); {
-	case apierrors.IsAlreadyExists(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("creating the action approving InstallPlan %s/%s on %s: %w", a.verdict.Plan.Namespace, a.verdict.Plan.Name, a.cluster, err)
+func (r *Reconciler) makeApproval(ctx context.Context, s *scope, w spokeobjects.Writer, a approval) error {
+	made, err := w.CreateAction(ctx, a.action)
+	if err != nil || !made {
+		return err
 	}
 	s.log.Info("Approving an InstallPlan", "cluster", a.cluster, "subscription", a.sub, "installPlan", a.verdict.Plan.Name, "csv", a.verdict.CSV)
 	r.relatedEvent(s, managedCluster(a.cluster), corev1.EventTypeNormal, EventInstallPlanApproved,

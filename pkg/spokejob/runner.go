@@ -9,6 +9,8 @@ import (
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cgu-operator/cgu-operator/pkg/spokeobjects"
 )
 
 // Runner writes and reads the hub objects of spoke jobs. The operator needs, on the hub,
@@ -52,8 +54,8 @@ func (r Runner) Start(ctx context.Context, j Job) error {
 		}
 	}
 	for _, a := range in.create {
-		if err := r.Client.Create(ctx, a); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating action %s/%s: %w", a.Namespace, a.Name, err)
+		if _, err := r.writer().CreateAction(ctx, a); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -112,13 +114,13 @@ func (r Runner) Stop(ctx context.Context, j Job) error {
 		return err
 	}
 	for _, a := range stops {
-		if err := r.Client.Create(ctx, a); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating action %s/%s: %w", a.Namespace, a.Name, err)
+		if _, err := r.writer().CreateAction(ctx, a); err != nil {
+			return err
 		}
 	}
 	for _, v := range found {
-		if err := r.Client.Delete(ctx, v); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting view %s/%s: %w", v.Namespace, v.Name, err)
+		if err := r.writer().Delete(ctx, v); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -140,24 +142,18 @@ func (r Runner) deleteActions(ctx context.Context, j Job, keep []*actionv1beta1.
 		if kept[a.Name] {
 			continue
 		}
-		if err := r.Client.Delete(ctx, a); client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("deleting action %s/%s: %w", a.Namespace, a.Name, err))
-		}
+		errs = append(errs, r.writer().Delete(ctx, a))
 	}
 	return errors.Join(errs...)
 }
 
 // ensureView returns the view as stored, creating it when missing.
 func (r Runner) ensureView(ctx context.Context, want *viewv1beta1.ManagedClusterView) (*viewv1beta1.ManagedClusterView, error) {
-	got, err := r.view(ctx, want)
-	if err != nil || got != nil {
-		return got, err
-	}
-	if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating view %s/%s: %w", want.Namespace, want.Name, err)
-	}
-	return want, nil
+	return r.writer().EnsureView(ctx, want)
 }
+
+// writer is the one writer of views and actions.
+func (r Runner) writer() spokeobjects.Writer { return spokeobjects.Writer{Client: r.Client} }
 
 // view returns the view as stored, nil when missing.
 func (r Runner) view(ctx context.Context, want *viewv1beta1.ManagedClusterView) (*viewv1beta1.ManagedClusterView, error) {

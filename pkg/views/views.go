@@ -17,6 +17,7 @@ import (
 
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/spokeobjects"
 )
 
 // RefreshSeconds is how often the agent refreshes the rollout's views: an upgrade takes
@@ -45,14 +46,8 @@ func (v Views) EnsureClusterVersion(ctx context.Context, cluster string) error {
 		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: v.Name("clusterversion"), Labels: v.Owner.Labels()},
 		Spec:       viewv1beta1.ViewSpec{Scope: clusterVersionScope},
 	}
-	err := v.Client.Get(ctx, client.ObjectKeyFromObject(view), &viewv1beta1.ManagedClusterView{})
-	if !apierrors.IsNotFound(err) {
-		return err
-	}
-	if err := v.Client.Create(ctx, view); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the ClusterVersion view of %s: %w", cluster, err)
-	}
-	return nil
+	_, err := spokeobjects.Writer{Client: v.Client}.EnsureView(ctx, view)
+	return err
 }
 
 // ClusterVersion returns a cluster's ClusterVersion as its view last showed it, or nil with
