@@ -20,6 +20,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/spokeobjects"
 )
 
 // works is what a rollout's ManifestWorks say: those of its steps
@@ -271,19 +272,20 @@ func recordedPositions(s *scope) map[string]int {
 
 // makeWork makes, or deletes, the ManifestWork of an intent.
 func (r *Reconciler) makeWork(ctx context.Context, s *scope, w workIntent) error {
+	writer := spokeobjects.Writer{Client: r.Client}
 	if w.delete {
 		mw := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: w.cluster,
 			Name: manifestwork.Name(s.cgu.Namespace, s.cgu.Name, w.role, w.template)}}
-		if err := r.Client.Delete(ctx, mw); client.IgnoreNotFound(err) != nil {
+		if err := writer.Delete(ctx, mw); err != nil {
 			r.Metrics.RemediationError(metrics.OperationPlacement)
-			return fmt.Errorf("deleting ManifestWork %s/%s: %w", mw.Namespace, mw.Name, err)
+			return err
 		}
 		return nil
 	}
 	mw := manifestwork.New(s.works.templates[w.template], w.role, w.cluster, s.owner)
-	if err := r.Client.Create(ctx, mw); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := writer.CreateWork(ctx, mw); err != nil {
 		r.Metrics.RemediationError(metrics.OperationPlacement)
-		return fmt.Errorf("creating ManifestWork %s/%s: %w", mw.Namespace, mw.Name, err)
+		return err
 	}
 	s.works.made[mw.Namespace+"/"+mw.Name] = mw
 	return nil

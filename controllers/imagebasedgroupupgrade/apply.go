@@ -17,6 +17,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/ibgu"
 	"github.com/cgu-operator/cgu-operator/pkg/managedclusters"
+	"github.com/cgu-operator/cgu-operator/pkg/spokeobjects"
 )
 
 // apply makes the writes the decision called for, in its order: cluster labels, the
@@ -30,10 +31,10 @@ func (r *Reconciler) apply(ctx context.Context, g *lcmv1alpha1.ImageBasedGroupUp
 			return err
 		}
 	}
+	works := spokeobjects.Writer{Client: r.Client}
 	for _, w := range in.DeleteWorks {
-		work := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}}
-		if err := r.Client.Delete(ctx, work); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting ManifestWork %s/%s: %w", w.Namespace, w.Name, err)
+		if err := works.Delete(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}}); err != nil {
+			return err
 		}
 	}
 	if p := in.Pause; p != nil {

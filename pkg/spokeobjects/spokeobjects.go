@@ -1,9 +1,12 @@
 // Package spokeobjects is the one writer of the hub objects that reach into managed
 // clusters: ManagedClusterViews (the cluster's work agent copies an object into the view's
-// status) and ManagedClusterActions (the agent creates, updates or deletes an object).
-// Every reconciler and adapter that makes, corrects or deletes one goes through Writer: the
-// ClusterVersion views of the upgrade checks (pkg/views), the views and actions of spoke
-// jobs (pkg/spokejob), and the views and approvals of InstallPlan approval.
+// status), ManagedClusterActions (the agent creates, updates or deletes an object) and
+// ManifestWorks (the agent applies manifests and feeds their status back). Every reconciler
+// and adapter that makes, corrects or deletes one goes through Writer: the ClusterVersion
+// views of the upgrade checks (pkg/views), the views and actions of spoke jobs
+// (pkg/spokejob), the views and approvals of InstallPlan approval, the ManifestWorks of a
+// rollout's steps and actions, and those an image-based group upgrade deletes once their
+// step ended.
 package spokeobjects
 
 import (
@@ -14,6 +17,7 @@ import (
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -57,14 +61,28 @@ func (w Writer) CreateAction(ctx context.Context, a *actionv1beta1.ManagedCluste
 	return true, nil
 }
 
-// Delete deletes a view or an action; one gone already counts as deleted.
-func (w Writer) Delete(ctx context.Context, obj client.Object) error {
-	if err := w.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-		kind := "view"
-		if _, ok := obj.(*actionv1beta1.ManagedClusterAction); ok {
-			kind = "action"
-		}
-		return fmt.Errorf("deleting %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+// CreateWork creates a ManifestWork unless one of its name exists.
+func (w Writer) CreateWork(ctx context.Context, mw *workv1.ManifestWork) error {
+	if err := w.Client.Create(ctx, mw); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ManifestWork %s/%s: %w", mw.Namespace, mw.Name, err)
 	}
 	return nil
+}
+
+// Delete deletes a view, an action or a ManifestWork; one gone already counts as deleted.
+func (w Writer) Delete(ctx context.Context, obj client.Object) error {
+	if err := w.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting %s %s/%s: %w", kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *actionv1beta1.ManagedClusterAction:
+		return "action"
+	case *workv1.ManifestWork:
+		return "ManifestWork"
+	}
+	return "view"
 }

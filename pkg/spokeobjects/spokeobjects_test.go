@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
@@ -20,6 +21,9 @@ func writer(t *testing.T) Writer {
 		t.Fatal(err)
 	}
 	if err := actionv1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := workv1.Install(scheme); err != nil {
 		t.Fatal(err)
 	}
 	return Writer{Client: fake.NewClientBuilder().WithScheme(scheme).Build()}
@@ -69,5 +73,23 @@ func TestCreateActionAndDelete(t *testing.T) {
 	err := w.Client.Get(ctx, client.ObjectKeyFromObject(action()), action())
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("the action is still there: %v", err)
+	}
+}
+
+func TestCreateWorkAndDelete(t *testing.T) {
+	ctx, w := context.Background(), writer(t)
+	work := func() *workv1.ManifestWork {
+		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "sno-1", Name: "step"}}
+	}
+	for i := range 2 {
+		if err := w.CreateWork(ctx, work()); err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+	}
+	if err := w.Delete(ctx, work()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Client.Get(ctx, client.ObjectKeyFromObject(work()), work()); !apierrors.IsNotFound(err) {
+		t.Errorf("the work is still there: %v", err)
 	}
 }
