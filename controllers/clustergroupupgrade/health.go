@@ -26,7 +26,7 @@ func (r *Reconciler) gatherHealth(ctx context.Context, s *scope) error {
 	case !s.started:
 		return r.gatherHealthPreview(ctx, s)
 	}
-	runner := spokejob.Runner{Client: r.Client}
+	runner := spokejob.Reader{Client: r.Client}
 	if h.BeforeUpgrade && len(s.plan.Batches) > s.progress.Batch {
 		s.healthBefore = map[string]healthVerdict{}
 		run := spokecheck.BatchHealthRun(s.progress.BatchStarted)
@@ -59,7 +59,7 @@ func (r *Reconciler) gatherHealth(ctx context.Context, s *scope) error {
 
 // health reads the verdict of one run of the health check on a cluster; a run not started
 // has not answered.
-func (r *Reconciler) health(ctx context.Context, s *scope, runner spokejob.Runner, cluster, run string) (healthVerdict, error) {
+func (r *Reconciler) health(ctx context.Context, s *scope, runner spokejob.Reader, cluster, run string) (healthVerdict, error) {
 	if r.Unserved.Views || r.Unserved.Actions {
 		return healthVerdict{Done: true, Reason: spokecheck.ReasonHealthCheckFailed,
 			Message: "The health check cannot run: the hub serves no ManagedClusterViews or ManagedClusterActions"}, nil
@@ -75,7 +75,7 @@ func (r *Reconciler) gatherHealthPreview(ctx context.Context, s *scope) error {
 	if !spokecheck.HealthChecks(s.cgu).BeforeUpgrade || s.selectProblem != nil || s.invalid != nil || s.precacheFailed != nil {
 		return nil
 	}
-	runner := spokejob.Runner{Client: r.Client}
+	runner := spokejob.Reader{Client: r.Client}
 	s.healthPreview = map[string]healthVerdict{}
 	for _, b := range s.plan.Batches {
 		for _, c := range b.Clusters {

@@ -49,13 +49,13 @@ func newJobRun(kind prestart.Kind, order []string) jobRun {
 }
 
 // observer reads what the hub sees of a cluster's job.
-type observer func(context.Context, spokejob.Runner, spokejob.Job) (prestart.Observation, error)
+type observer func(context.Context, spokejob.Reader, spokejob.Job) (prestart.Observation, error)
 
 // observe reads each planned cluster's job; a final state the status holds (kept, in TALM's
 // words) is never left. past is true once the kind's jobs ran past its overall bound.
 func (r *Reconciler) observe(ctx context.Context, run *jobRun, job func(cluster string) spokejob.Job, read observer,
 	kept map[string]string, past bool) error {
-	runner := spokejob.Runner{Client: r.Client}
+	reader := spokejob.Reader{Client: r.Client}
 	for _, c := range run.order {
 		if word, ok := kept[c]; ok {
 			if prev := run.kind.StateOf(word); prev.Final() {
@@ -64,7 +64,7 @@ func (r *Reconciler) observe(ctx context.Context, run *jobRun, job func(cluster 
 			}
 		}
 		run.jobs[c] = job(c)
-		obs, err := read(ctx, runner, run.jobs[c])
+		obs, err := read(ctx, reader, run.jobs[c])
 		if err != nil {
 			return err
 		}

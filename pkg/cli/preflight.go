@@ -228,7 +228,7 @@ func precacheState(ctx context.Context, c client.Client, cgu *ranv1alpha1.Cluste
 	if p == nil || p.Spec == nil || !meta.IsStatusConditionTrue(cgu.Status.Conditions, ranv1alpha1.ConditionPrecacheSpecValid) {
 		return precacheUnknown, nil
 	}
-	obs, err := spokecheck.PrecacheObservation(ctx, spokejob.Runner{Client: c}, spokecheck.PrecacheJob(cgu, cluster, *p.Spec, "", 0))
+	obs, err := spokecheck.PrecacheObservation(ctx, spokejob.Reader{Client: c}, spokecheck.PrecacheJob(cgu, cluster, *p.Spec, "", 0))
 	if err != nil {
 		return "", err
 	}
@@ -244,7 +244,7 @@ func previewHealth(ctx context.Context, c client.Client, cgu *ranv1alpha1.Cluste
 		return healthBeforeStart, nil
 	}
 	job := spokecheck.HealthJob(cgu, cluster, spokecheck.HealthRunBeforeEnable(cgu), "")
-	v, err := spokecheck.ReadHealth(ctx, spokejob.Runner{Client: c}, job, false)
+	v, err := spokecheck.ReadHealth(ctx, spokejob.Reader{Client: c}, job, false)
 	switch {
 	case err != nil:
 		return "", err

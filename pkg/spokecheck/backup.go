@@ -38,7 +38,7 @@ func BackupJob(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster, image string) spok
 }
 
 // BackupObservation reads what the hub sees of a cluster's backup Job.
-func BackupObservation(ctx context.Context, runner spokejob.Runner, job spokejob.Job) (prestart.Observation, error) {
+func BackupObservation(ctx context.Context, runner spokejob.Reader, job spokejob.Job) (prestart.Observation, error) {
 	st, sum, err := summaryOf(ctx, runner, job, "backup", func(s *recovery.Summary) string { return s.Run })
 	if err != nil {
 		return prestart.Observation{}, err
@@ -55,7 +55,7 @@ func jobObservation(st spokejob.State) prestart.Observation {
 // summaryOf reads a spoke job's state and the summary its program wrote for this run (JSON
 // under precache.SummaryKey of its report, or of its progress before the Job completed);
 // nil when there is none yet.
-func summaryOf[T any](ctx context.Context, runner spokejob.Runner, job spokejob.Job, what string, runOf func(*T) string) (spokejob.State, *T, error) {
+func summaryOf[T any](ctx context.Context, runner spokejob.Reader, job spokejob.Job, what string, runOf func(*T) string) (spokejob.State, *T, error) {
 	st, err := runner.Read(ctx, job)
 	if err != nil {
 		return st, nil, fmt.Errorf("reading the %s Job of %s: %w", what, job.Cluster, err)

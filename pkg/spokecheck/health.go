@@ -74,7 +74,7 @@ type HealthVerdict = upgradecheck.HealthRun
 
 // ReadHealth reads the verdict of one run of the health check: the report of that run
 // judged by upgradecheck.Health (yStream: the upgrade changes the minor version).
-func ReadHealth(ctx context.Context, runner spokejob.Runner, job spokejob.Job, yStream bool) (HealthVerdict, error) {
+func ReadHealth(ctx context.Context, runner spokejob.Reader, job spokejob.Job, yStream bool) (HealthVerdict, error) {
 	st, err := runner.Read(ctx, job)
 	switch {
 	case err != nil:

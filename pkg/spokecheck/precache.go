@@ -57,7 +57,7 @@ func PrecacheJob(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string, spec ranv
 }
 
 // PrecacheObservation reads what the hub sees of a cluster's precache Job.
-func PrecacheObservation(ctx context.Context, runner spokejob.Runner, job spokejob.Job) (prestart.Observation, error) {
+func PrecacheObservation(ctx context.Context, runner spokejob.Reader, job spokejob.Job) (prestart.Observation, error) {
 	st, sum, err := summaryOf(ctx, runner, job, "precache", func(s *precache.Summary) string { return s.Run })
 	if err != nil {
 		return prestart.Observation{}, err

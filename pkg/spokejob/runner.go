@@ -61,9 +61,20 @@ func (r Runner) Start(ctx context.Context, j Job) error {
 	return nil
 }
 
+// Reader reads where spoke jobs stand, through a client that cannot write: the gather step
+// of a reconcile and the plugin's reads use it.
+type Reader struct {
+	Client client.Reader
+}
+
+// Read tells where j's run stands (Reader.Read).
+func (r Runner) Read(ctx context.Context, j Job) (State, error) {
+	return Reader{Client: r.Client}.Read(ctx, j)
+}
+
 // Read tells where j's run stands. It needs only what names the run (cluster, owner, name,
 // run), so that tools that only read need not know the image.
-func (r Runner) Read(ctx context.Context, j Job) (State, error) {
+func (r Reader) Read(ctx context.Context, j Job) (State, error) {
 	if err := j.validateIdentity(); err != nil {
 		return State{}, err
 	}
@@ -157,6 +168,16 @@ func (r Runner) writer() spokeobjects.Writer { return spokeobjects.Writer{Client
 
 // view returns the view as stored, nil when missing.
 func (r Runner) view(ctx context.Context, want *viewv1beta1.ManagedClusterView) (*viewv1beta1.ManagedClusterView, error) {
+	return Reader{Client: r.Client}.view(ctx, want)
+}
+
+// actions lists the actions of j's cluster namespace with labels.
+func (r Runner) actions(ctx context.Context, j Job, labels map[string]string) ([]actionv1beta1.ManagedClusterAction, error) {
+	return Reader{Client: r.Client}.actions(ctx, j, labels)
+}
+
+// view returns the view as stored, nil when missing.
+func (r Reader) view(ctx context.Context, want *viewv1beta1.ManagedClusterView) (*viewv1beta1.ManagedClusterView, error) {
 	got := &viewv1beta1.ManagedClusterView{}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), got)
 	switch {
@@ -169,7 +190,7 @@ func (r Runner) view(ctx context.Context, want *viewv1beta1.ManagedClusterView) 
 }
 
 // actions lists the actions of j's cluster namespace with labels.
-func (r Runner) actions(ctx context.Context, j Job, labels map[string]string) ([]actionv1beta1.ManagedClusterAction, error) {
+func (r Reader) actions(ctx context.Context, j Job, labels map[string]string) ([]actionv1beta1.ManagedClusterAction, error) {
 	var list actionv1beta1.ManagedClusterActionList
 	if err := r.Client.List(ctx, &list, client.InNamespace(j.Cluster), client.MatchingLabels(labels)); err != nil {
 		return nil, fmt.Errorf("listing the actions of spoke job %s on %s: %w", j.Name, j.Cluster, err)
