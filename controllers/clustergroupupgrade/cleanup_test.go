@@ -37,14 +37,7 @@ var _ = Describe("Cleanup", func() {
 
 	DescribeTable("deleting a CGU mid-rollout leaves nothing enforcing",
 		func(ctx SpecContext, label string, mode ranv1alpha1.EnforcementMode) {
-			clusters := joinFleet(ctx, label, 2)
-			p := placeUpgradePolicy(ctx, label, 2)
-			stall(clusters[0])
-			cgu := newCGU("cgu-"+label, "upgrade", clusters, 0, p.Name)
-			cgu.Spec.Enforcement = mode
-			enableOnCreate(cgu)
-			fleet.MustCreate(ctx, cgu)
-			Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(Equal([]string{clusters[0]}))
+			_, p, cgu := stalledRollout(ctx, label, mode, 0)
 
 			Expect(hub.Client.Delete(ctx, cgu)).To(Succeed())
 			Eventually(func() error {

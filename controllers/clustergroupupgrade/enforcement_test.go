@@ -13,14 +13,7 @@ var _ = Describe("The enforcement mode", func() {
 	DescribeTable("stays the one the rollout started with when spec.enforcement is edited mid-rollout",
 		func(ctx SpecContext, label string, started, other ranv1alpha1.EnforcementMode) {
 			By("a rollout in " + string(started) + " mode, its first cluster stalled")
-			clusters := joinFleet(ctx, label, 2)
-			p := placeUpgradePolicy(ctx, label, 2)
-			stall(clusters[0])
-			cgu := newCGU("cgu-"+label, "upgrade", clusters, 1, p.Name)
-			cgu.Spec.Enforcement = started
-			enableOnCreate(cgu)
-			fleet.MustCreate(ctx, cgu)
-			Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(Equal([]string{clusters[0]}))
+			clusters, p, cgu := stalledRollout(ctx, label, started, 1)
 			Expect(fleet.Stored(ctx, cgu)(Default).Status.Enforcement).To(Equal(started))
 
 			By("an edit to " + string(other) + " is refused, naming the field")

@@ -249,3 +249,17 @@ func keyOf(o client.Object) client.ObjectKey { return client.ObjectKeyFromObject
 
 // enableOnCreate makes a CGU start as soon as it is created.
 func enableOnCreate(cgu *ranv1alpha1.ClusterGroupUpgrade) { cgu.Spec.Enable = ptr.To(true) }
+
+// stalledRollout starts, in mode, a rollout of two new clusters labelled label, batches of
+// maxConcurrency, and waits until its stalled first cluster is enforced.
+func stalledRollout(ctx context.Context, label string, mode ranv1alpha1.EnforcementMode, maxConcurrency int) ([]string, *policyv1.Policy, *ranv1alpha1.ClusterGroupUpgrade) {
+	clusters := joinFleet(ctx, label, 2)
+	p := placeUpgradePolicy(ctx, label, 2)
+	stall(clusters[0])
+	cgu := newCGU("cgu-"+label, "upgrade", clusters, maxConcurrency, p.Name)
+	cgu.Spec.Enforcement = mode
+	enableOnCreate(cgu)
+	fleet.MustCreate(ctx, cgu)
+	EventuallyWithOffset(1, enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(Equal([]string{clusters[0]}))
+	return clusters, p, cgu
+}
