@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
@@ -37,9 +36,6 @@ const (
 	operatorUpgradeApproval     = "approval"
 )
 
-// installPlansUnserved logs once that InstallPlans cannot be approved on this hub.
-var installPlansUnserved sync.Once
-
 // subscriptionOn is a chosen Subscription of a managed policy on a cluster the policy is
 // enforced on, with what its views show.
 type subscriptionOn struct {
@@ -64,6 +60,8 @@ type installPlanIntents struct {
 	views     []*viewv1beta1.ManagedClusterView
 	approvals []approval
 	stale     []*viewv1beta1.ManagedClusterView
+	// problems are approvals that could not be made: the pass reports them.
+	problems []error
 }
 
 // approval is the action approving one InstallPlan, with what the event about it says.
@@ -108,16 +106,13 @@ func (r *Reconciler) gatherInstallPlans(ctx context.Context, s *scope) error {
 // missing), the approval is an action; the views of clusters no longer enforced go, so that
 // the views grow with the batch, not with the fleet.
 func decideInstallPlans(s *scope) installPlanIntents {
-	targets := chosenSubscriptions(s)
 	ou := s.operatorUpgrades
 	if ou == nil {
-		if len(targets) > 0 {
-			installPlansUnserved.Do(func() {
-				s.log.Info("The hub serves no ManagedClusterViews or ManagedClusterActions: Manual InstallPlans are not approved")
-			})
-		}
+		// The hub serves no views or actions: the operator said so at start, and a rollout
+		// asking for InstallPlan approval is not Validated (pkg/hubapi).
 		return installPlanIntents{}
 	}
+	targets := chosenSubscriptions(s)
 	var out installPlanIntents
 	keep := map[client.ObjectKey]bool{}
 	for i := range targets {
@@ -125,7 +120,11 @@ func decideInstallPlans(s *scope) installPlanIntents {
 	}
 	accepted := progressing(targets)
 	for _, t := range targets {
-		if a, ok := decideApproval(s, t, accepted[t.cluster+"/"+t.sub.Namespace]); ok && !ou.actions[client.ObjectKeyFromObject(a.action)] {
+		a, ok, err := decideApproval(s, t, accepted[t.cluster+"/"+t.sub.Namespace])
+		switch {
+		case err != nil:
+			out.problems = append(out.problems, err)
+		case ok && !ou.actions[client.ObjectKeyFromObject(a.action)]:
 			out.approvals = append(out.approvals, a)
 		}
 	}
@@ -229,6 +228,7 @@ func (r *Reconciler) applyInstallPlans(ctx context.Context, s *scope) error {
 	in := s.spoke.installPlans
 	var errs []error
 	w := spokeobjects.Writer{Client: r.Client}
+	errs = append(errs, in.problems...)
 	for _, v := range in.views {
 		_, err := w.EnsureView(ctx, v)
 		errs = append(errs, err)
@@ -258,24 +258,23 @@ func progressing(targets []subscriptionOn) map[string][]string {
 
 // decideApproval says whether to approve the Subscription's InstallPlan (pkg/installplan),
 // and with which action; it logs why not when the plan is not the one asked for.
-func decideApproval(s *scope, t subscriptionOn, also []string) (approval, bool) {
+func decideApproval(s *scope, t subscriptionOn, also []string) (approval, bool, error) {
 	v := installplan.Decide(t.sub, t.observed, t.plan, also)
 	log := s.log.WithValues("cluster", t.cluster, "subscription", t.sub.Key())
 	switch v.Outcome {
 	case installplan.Mismatch:
 		log.Info("The InstallPlan is not approved", "reason", v.Message)
-		return approval{}, false
+		return approval{}, false, nil
 	case installplan.Approve:
 	default:
 		log.V(1).Info("No InstallPlan to approve", "outcome", v.Outcome, "reason", v.Message)
-		return approval{}, false
+		return approval{}, false, nil
 	}
 	action, err := approvalAction(s.owner, t.cluster, v.Plan, t.plan)
 	if err != nil {
-		log.Error(err, "The InstallPlan cannot be approved")
-		return approval{}, false
+		return approval{}, false, fmt.Errorf("approving InstallPlan %s/%s on %s: %w", v.Plan.Namespace, v.Plan.Name, t.cluster, err)
 	}
-	return approval{action: action, cluster: t.cluster, sub: t.sub.Key(), verdict: v}, true
+	return approval{action: action, cluster: t.cluster, sub: t.sub.Key(), verdict: v}, true, nil
 }
 
 // makeApproval creates the action approving an InstallPlan, once per cluster and plan, and
