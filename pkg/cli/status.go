@@ -34,7 +34,9 @@ func newStatusCommand(e *env) *cobra.Command {
 		Short: "Show where a ClusterGroupUpgrade stands and what it waits for",
 		Long: `Show where a ClusterGroupUpgrade stands: its state and message, its conditions in words,
 the current batch with the state of its clusters and its deadline, how many clusters are
-in each state, the time left before the rollout times out, and what the rollout waits for.
+in each state, the time left before the rollout times out, the estimate of how long the
+batches left take (a running rollout; the one preflight and the dashboard show), and what
+the rollout waits for.
 
 With -o json or -o yaml, print the ClusterGroupUpgrade object.
 
