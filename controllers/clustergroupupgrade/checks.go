@@ -2,13 +2,10 @@ package clustergroupupgrade
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -79,64 +76,6 @@ func checkViews(s *scope) []string {
 		}
 	}
 	slices.Sort(out)
-	return out
-}
-
-// setCheckStatus writes status.upgradeChecks and the UpgradeChecked condition.
-func setCheckStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
-	clusters := gates.Unstarted(s.plan, s.decision.Progress)
-	verdicts := shownVerdicts(s)
-	if verdicts == nil || len(clusters) == 0 || s.decision.Progress.Finished {
-		// Nothing is left to check: the checks are off, every cluster started, or the
-		// rollout is over.
-		st.UpgradeChecks = nil
-		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionUpgradeChecked)
-		return
-	}
-	st.UpgradeChecks = upgradecheck.Summary(clusters, verdicts)
-	held, pending := 0, 0
-	for _, v := range verdicts {
-		switch {
-		case v.Reason == upgradecheck.ReasonClusterVersionUnknown, v.Reason == spokecheck.ReasonHealthCheckPending:
-			pending++
-		case v.Holds():
-			held++
-		}
-	}
-	gen := s.cgu.Generation
-	switch {
-	case held > 0:
-		setCondition(st, gen, ranv1alpha1.ConditionUpgradeChecked, metav1.ConditionFalse, ranv1alpha1.ReasonClustersHeld,
-			fmt.Sprintf("The upgrade checks hold %d of %d clusters that have not started (%s); see status.upgradeChecks or kubectl cgu preflight",
-				held+pending, len(clusters), upgradecheck.CountsText(st.UpgradeChecks.Counts)))
-	case pending > 0:
-		setCondition(st, gen, ranv1alpha1.ConditionUpgradeChecked, metav1.ConditionUnknown, ranv1alpha1.ReasonUpgradeChecksPending,
-			fmt.Sprintf("The checks of %d of %d clusters have not answered yet", pending, len(clusters)))
-	default:
-		setCondition(st, gen, ranv1alpha1.ConditionUpgradeChecked, metav1.ConditionTrue, ranv1alpha1.ReasonUpgradeChecksPassed,
-			fmt.Sprintf("The upgrade checks let all %d clusters that have not started proceed (%s)", len(clusters), upgradecheck.CountsText(st.UpgradeChecks.Counts)))
-	}
-}
-
-// shownVerdicts are the verdicts status shows: the upgrade checks', and before the start
-// the health check's where it holds a cluster the upgrade checks let go (pending, or not
-// healthy); nil when there are none.
-func shownVerdicts(s *scope) map[string]upgradecheck.Verdict {
-	if s.healthPreview == nil {
-		return s.verdicts
-	}
-	out := make(map[string]upgradecheck.Verdict, len(s.healthPreview))
-	for c, h := range s.healthPreview {
-		v, ok := s.verdicts[c]
-		switch {
-		case ok && v.Holds():
-		case !h.Done || !h.Healthy:
-			v = upgradecheck.Verdict{Outcome: upgradecheck.Hold, Reason: h.Reason, Message: h.Message}
-		case !ok:
-			v = upgradecheck.Verdict{Outcome: upgradecheck.Proceed, Reason: h.Reason, Message: h.Message}
-		}
-		out[c] = v
-	}
 	return out
 }
 

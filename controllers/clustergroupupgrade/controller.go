@@ -20,7 +20,6 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
-	"github.com/cgu-operator/cgu-operator/pkg/policies"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 )
@@ -223,20 +222,6 @@ func (r *Reconciler) finalize(ctx context.Context, cgu *ranv1alpha1.ClusterGroup
 	}
 	r.Metrics.Forget(client.ObjectKeyFromObject(cgu).String())
 	return nil
-}
-
-// lagNow is the time the wait for the cache (cacheLag) is measured in: real time, since it
-// bounds how long the API server takes to deliver a watch event, while the rollout's Clock
-// may be a test's fake clock that does not move on its own.
-func (r *Reconciler) lagNow() time.Time { return time.Now() }
-
-func (r *Reconciler) cleaner() ownership.Cleaner {
-	return ownership.Cleaner{Client: r.Client, Copies: r.Copies, Unserved: r.Unserved}
-}
-
-func (r *Reconciler) writer() policies.Writer {
-	return policies.Writer{Client: r.Client, Reader: r.Reader, Copies: r.Copies, Scheme: r.Scheme,
-		Unserved: r.Unserved}
 }
 
 // result asks to be reconciled again when the decision wants to look again without a new

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
-	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 )
 
@@ -274,39 +272,6 @@ func precacheGate(s *scope) string {
 	return st.wait()
 }
 
-// setPrecacheStatus writes status.precaching and the PrecacheSpecValid and
-// PrecachingSucceeded conditions; once the rollout started they keep what they showed.
-func setPrecacheStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
-	if !s.cgu.Spec.PreCaching {
-		st.Precaching = nil
-		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecacheSpecValid)
-		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecachingSucceeded)
-		return
-	}
-	p := s.precache
-	if p == nil {
-		if nothingToPrepare(s) {
-			st.Precaching = nil
-			meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecacheSpecValid)
-			meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecachingSucceeded)
-		}
-		return
-	}
-	gen := s.cgu.Generation
-	spec := p.result.Spec
-	st.Precaching = &ranv1alpha1.PrecachingStatus{Spec: &spec}
-	if !p.result.Valid {
-		setCondition(st, gen, ranv1alpha1.ConditionPrecacheSpecValid, metav1.ConditionFalse, p.result.Reason, p.result.Message)
-		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecachingSucceeded)
-		return
-	}
-	setCondition(st, gen, ranv1alpha1.ConditionPrecacheSpecValid, metav1.ConditionTrue, p.result.Reason, p.result.Message)
-	st.Precaching.Counts = prestart.Counts(p.states)
-	st.Precaching.Status, st.Precaching.Clusters = talm.JobStates(p.kind, p.order, p.states)
-	status, reason, message := p.kind.Condition(p.states)
-	setCondition(st, gen, ranv1alpha1.ConditionPrecachingSucceeded, status, reason, message)
-}
-
 // nothingToPrepare reports whether a rollout that has not started has no pre-start job to
 // run: every planned cluster complies already.
 func nothingToPrepare(s *scope) bool {
@@ -366,29 +331,6 @@ func backupGate(s *scope) string {
 		return ""
 	}
 	return s.backup.wait()
-}
-
-// setBackupStatus writes TALM's status.backup and BackupSuceeded condition; once the
-// rollout started they keep what they showed.
-func setBackupStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
-	if !s.cgu.Spec.Backup {
-		st.Backup = nil
-		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionBackupSucceeded)
-		return
-	}
-	b := s.backup
-	if b == nil {
-		if nothingToPrepare(s) {
-			st.Backup = nil
-			meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionBackupSucceeded)
-		}
-		return
-	}
-	startedAt := b.startedAt
-	words, _ := talm.JobStates(b.kind, b.order, b.states)
-	st.Backup = &ranv1alpha1.BackupStatus{StartedAt: &startedAt, Status: words}
-	status, reason, message := b.kind.Condition(b.states)
-	setCondition(st, s.cgu.Generation, ranv1alpha1.ConditionBackupSucceeded, status, reason, message)
 }
 
 // needsBackup reports whether a rollout that has not started backs its clusters up: one is

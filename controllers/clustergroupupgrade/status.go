@@ -9,14 +9,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/controllers/internal/reconciled"
-	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
 	"github.com/cgu-operator/cgu-operator/pkg/gates"
+	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
+	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 )
 
 // EventRemediationError is the reason of the event of a write to the hub that failed. The
@@ -211,28 +212,124 @@ func (r *Reconciler) failed(s *scope, err error) {
 	}
 }
 
-func (r *Reconciler) event(s *scope, kind, reason, note string, args ...any) {
-	r.Recorder.Eventf(s.cgu, nil, kind, reason, eventAction, note, args...)
-}
-
-// relatedEvent records an event about the ClusterGroupUpgrade and a related object (a
-// batch record, a ManagedCluster). The related object also keeps events of the same reason
-// apart: the events library folds events with the same regarding and related objects and
-// reason into one series, whatever their notes.
-func (r *Reconciler) relatedEvent(s *scope, related runtime.Object, kind, reason, note string, args ...any) {
-	r.Recorder.Eventf(s.cgu, related, kind, reason, eventAction, note, args...)
-}
-
-func managedCluster(name string) *metav1.PartialObjectMetadata {
-	mc := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	mc.SetGroupVersionKind(clusteractions.ManagedClusterGVK)
-	return mc
-}
-
 // count writes n and the noun in the number n takes.
 func count(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// setPrecacheStatus writes status.precaching and the PrecacheSpecValid and
+// PrecachingSucceeded conditions; once the rollout started they keep what they showed.
+func setPrecacheStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
+	if !s.cgu.Spec.PreCaching {
+		st.Precaching = nil
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecacheSpecValid)
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecachingSucceeded)
+		return
+	}
+	p := s.precache
+	if p == nil {
+		if nothingToPrepare(s) {
+			st.Precaching = nil
+			meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecacheSpecValid)
+			meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecachingSucceeded)
+		}
+		return
+	}
+	gen := s.cgu.Generation
+	spec := p.result.Spec
+	st.Precaching = &ranv1alpha1.PrecachingStatus{Spec: &spec}
+	if !p.result.Valid {
+		setCondition(st, gen, ranv1alpha1.ConditionPrecacheSpecValid, metav1.ConditionFalse, p.result.Reason, p.result.Message)
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionPrecachingSucceeded)
+		return
+	}
+	setCondition(st, gen, ranv1alpha1.ConditionPrecacheSpecValid, metav1.ConditionTrue, p.result.Reason, p.result.Message)
+	st.Precaching.Counts = prestart.Counts(p.states)
+	st.Precaching.Status, st.Precaching.Clusters = talm.JobStates(p.kind, p.order, p.states)
+	status, reason, message := p.kind.Condition(p.states)
+	setCondition(st, gen, ranv1alpha1.ConditionPrecachingSucceeded, status, reason, message)
+}
+
+// setBackupStatus writes TALM's status.backup and BackupSuceeded condition; once the
+// rollout started they keep what they showed.
+func setBackupStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
+	if !s.cgu.Spec.Backup {
+		st.Backup = nil
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionBackupSucceeded)
+		return
+	}
+	b := s.backup
+	if b == nil {
+		if nothingToPrepare(s) {
+			st.Backup = nil
+			meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionBackupSucceeded)
+		}
+		return
+	}
+	startedAt := b.startedAt
+	words, _ := talm.JobStates(b.kind, b.order, b.states)
+	st.Backup = &ranv1alpha1.BackupStatus{StartedAt: &startedAt, Status: words}
+	status, reason, message := b.kind.Condition(b.states)
+	setCondition(st, s.cgu.Generation, ranv1alpha1.ConditionBackupSucceeded, status, reason, message)
+}
+
+// setCheckStatus writes status.upgradeChecks and the UpgradeChecked condition.
+func setCheckStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus, s *scope) {
+	clusters := gates.Unstarted(s.plan, s.decision.Progress)
+	verdicts := shownVerdicts(s)
+	if verdicts == nil || len(clusters) == 0 || s.decision.Progress.Finished {
+		// Nothing is left to check: the checks are off, every cluster started, or the
+		// rollout is over.
+		st.UpgradeChecks = nil
+		meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionUpgradeChecked)
+		return
+	}
+	st.UpgradeChecks = upgradecheck.Summary(clusters, verdicts)
+	held, pending := 0, 0
+	for _, v := range verdicts {
+		switch {
+		case v.Reason == upgradecheck.ReasonClusterVersionUnknown, v.Reason == spokecheck.ReasonHealthCheckPending:
+			pending++
+		case v.Holds():
+			held++
+		}
+	}
+	gen := s.cgu.Generation
+	switch {
+	case held > 0:
+		setCondition(st, gen, ranv1alpha1.ConditionUpgradeChecked, metav1.ConditionFalse, ranv1alpha1.ReasonClustersHeld,
+			fmt.Sprintf("The upgrade checks hold %d of %d clusters that have not started (%s); see status.upgradeChecks or kubectl cgu preflight",
+				held+pending, len(clusters), upgradecheck.CountsText(st.UpgradeChecks.Counts)))
+	case pending > 0:
+		setCondition(st, gen, ranv1alpha1.ConditionUpgradeChecked, metav1.ConditionUnknown, ranv1alpha1.ReasonUpgradeChecksPending,
+			fmt.Sprintf("The checks of %d of %d clusters have not answered yet", pending, len(clusters)))
+	default:
+		setCondition(st, gen, ranv1alpha1.ConditionUpgradeChecked, metav1.ConditionTrue, ranv1alpha1.ReasonUpgradeChecksPassed,
+			fmt.Sprintf("The upgrade checks let all %d clusters that have not started proceed (%s)", len(clusters), upgradecheck.CountsText(st.UpgradeChecks.Counts)))
+	}
+}
+
+// shownVerdicts are the verdicts status shows: the upgrade checks', and before the start
+// the health check's where it holds a cluster the upgrade checks let go (pending, or not
+// healthy); nil when there are none.
+func shownVerdicts(s *scope) map[string]upgradecheck.Verdict {
+	if s.healthPreview == nil {
+		return s.verdicts
+	}
+	out := make(map[string]upgradecheck.Verdict, len(s.healthPreview))
+	for c, h := range s.healthPreview {
+		v, ok := s.verdicts[c]
+		switch {
+		case ok && v.Holds():
+		case !h.Done || !h.Healthy:
+			v = upgradecheck.Verdict{Outcome: upgradecheck.Hold, Reason: h.Reason, Message: h.Message}
+		case !ok:
+			v = upgradecheck.Verdict{Outcome: upgradecheck.Proceed, Reason: h.Reason, Message: h.Message}
+		}
+		out[c] = v
+	}
+	return out
 }
