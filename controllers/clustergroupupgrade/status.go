@@ -191,7 +191,7 @@ func (r *Reconciler) patchFailure(ctx context.Context, s *scope, err error) erro
 		return nil
 	}
 	st := s.before.DeepCopy()
-	setCondition(st, s.cgu.Generation, ranv1alpha1.ConditionReconciled, metav1.ConditionFalse, reconciled.Reason(err), err.Error())
+	talm.SetCondition(&st.Conditions, reconciled.Failed(err, s.cgu.Generation))
 	if equality.Semantic.DeepEqual(*st, s.before) {
 		return nil
 	}

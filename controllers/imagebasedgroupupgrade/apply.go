@@ -3,6 +3,8 @@ package imagebasedgroupupgrade
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,7 +28,7 @@ import (
 // ClusterGroupUpgrade (with its event once created).
 func (r *Reconciler) apply(ctx context.Context, g *lcmv1alpha1.ImageBasedGroupUpgrade, in ibgu.Intents) error {
 	labels := managedclusters.Writer{Client: r.Client}
-	for _, cluster := range sortedKeys(in.Labels) {
+	for _, cluster := range slices.Sorted(maps.Keys(in.Labels)) {
 		if _, err := labels.Patch(ctx, cluster, managedclusters.Changes{Labels: in.Labels[cluster]}); err != nil {
 			return err
 		}

@@ -60,9 +60,9 @@ type Input struct {
 }
 
 // Of estimates the rest of a rollout. A Window batch with clusters left is estimated wave by
-// wave (Window); otherwise each batch left (each stage of a Progressive batch, counted from
+// wave (window); otherwise each batch left (each stage of a Progressive batch, counted from
 // its first size: an upper bound once its growth went up) takes the median of the ended
-// batches, or its share of the timeout (Duration).
+// batches, or its share of the timeout (duration).
 func Of(in Input) Estimate {
 	left, stages, batches := 0, 0, 0
 	for _, b := range in.Batches {
@@ -77,10 +77,10 @@ func Of(in Input) Estimate {
 	}
 	for _, b := range in.Batches {
 		if b.Window > 0 && b.Left > 0 {
-			return Window(b.Left, b.Window, waveShare(b, batches, in.TimeoutMinutes), in.CompletedInWindow)
+			return window(b.Left, b.Window, waveShare(b, batches, in.TimeoutMinutes), in.CompletedInWindow)
 		}
 	}
-	e := Duration(left, batches, in.TimeoutMinutes, in.Ended)
+	e := duration(left, batches, in.TimeoutMinutes, in.Ended)
 	e.StagesLeft = stages
 	return e
 }
@@ -131,10 +131,10 @@ func unitsLeft(e Estimate) string {
 	return words.Plural(e.BatchesLeft-e.StagesLeft, "batch") + " and " + words.Plural(e.StagesLeft, "stage")
 }
 
-// Duration estimates the batches left of a plan of batches batches whose ended
+// duration estimates the batches left of a plan of batches batches whose ended
 // batches took ended, under a timeout of timeoutMinutes (0: the default). It counts neither
 // approvals nor maintenance windows.
-func Duration(left, batches, timeoutMinutes int, ended []time.Duration) Estimate {
+func duration(left, batches, timeoutMinutes int, ended []time.Duration) Estimate {
 	e := Estimate{BatchesLeft: left, Ended: len(ended)}
 	if left == 0 || batches == 0 {
 		return e
@@ -164,11 +164,11 @@ func EndedDurations(records []ranv1alpha1.ClusterGroupUpgradeBatch) []time.Durat
 	return out
 }
 
-// Window estimates the rest of a Window rollout's window: its clusters not done (left, the
+// window estimates the rest of a Window rollout's window: its clusters not done (left, the
 // running ones included), window at a time. Each wave takes the median time the window's
 // completed clusters took from their start, or before any completed, each cluster's share of
 // the window's time (share), an upper bound. BatchesLeft counts the waves left.
-func Window(left, window int, share time.Duration, completed []time.Duration) Estimate {
+func window(left, window int, share time.Duration, completed []time.Duration) Estimate {
 	waves := 0
 	if left > 0 {
 		waves = 1

@@ -23,7 +23,7 @@ func TestEstimateDuration(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := Duration(tc.left, tc.batches, tc.mins, tc.ended)
+			e := duration(tc.left, tc.batches, tc.mins, tc.ended)
 			if e.PerBatch.Duration != tc.per || e.UpperBound != tc.upper || e.Total.Duration != tc.per*time.Duration(tc.left) {
 				t.Fatalf("got %+v, want %s per batch (upper bound %v) over %d batches", e, tc.per, tc.upper, tc.left)
 			}
@@ -45,7 +45,7 @@ func TestWindow(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := Window(tc.left, tc.window, time.Hour, tc.completed); got != tc.want {
+			if got := window(tc.left, tc.window, time.Hour, tc.completed); got != tc.want {
 				t.Errorf("Window = %+v, want %+v", got, tc.want)
 			}
 		})

@@ -12,8 +12,8 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 )
 
-// Reason classifies an error for the Reconciled condition.
-func Reason(err error) string {
+// reason classifies an error for the Reconciled condition.
+func reason(err error) string {
 	switch {
 	case apierrors.IsForbidden(err):
 		return ranv1alpha1.ReasonForbidden
@@ -26,5 +26,5 @@ func Reason(err error) string {
 // Failed is the Reconciled condition of a pass that failed with err.
 func Failed(err error, generation int64) metav1.Condition {
 	return metav1.Condition{Type: ranv1alpha1.ConditionReconciled, Status: metav1.ConditionFalse,
-		Reason: Reason(err), Message: rollout.Truncate(err.Error(), ranv1alpha1.MessageLimit), ObservedGeneration: generation}
+		Reason: reason(err), Message: rollout.Truncate(err.Error(), ranv1alpha1.MessageLimit), ObservedGeneration: generation}
 }
