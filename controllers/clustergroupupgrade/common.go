@@ -4,12 +4,11 @@ import (
 	"time"
 
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
-	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
 )
 
 // What every step of a reconcile uses, and that calls none of them: the clock the cache's lag
-// is measured on, the writers of enforcement and cleanup, the clusters of a plan.
+// is measured on, the writers of enforcement and cleanup.
 
 // lagNow is the time the wait for the cache (cacheLag) is measured in: real time, since it
 // bounds how long the API server takes to deliver a watch event, while the rollout's Clock
@@ -23,13 +22,4 @@ func (r *Reconciler) cleaner() ownership.Cleaner {
 func (r *Reconciler) writer() policies.Writer {
 	return policies.Writer{Client: r.Client, Reader: r.Reader, Copies: r.Copies, Scheme: r.Scheme,
 		Unserved: r.Unserved}
-}
-
-// allClusters are the plan's clusters, in plan order.
-func allClusters(p plan.Plan) []string {
-	var out []string
-	for _, b := range p.Batches {
-		out = append(out, b.Clusters...)
-	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/cgu"
 	"github.com/cgu-operator/cgu-operator/pkg/emitter"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
@@ -27,11 +29,11 @@ import (
 // Finalizer keeps a ClusterGroupUpgrade until every object it made is deleted (TALM's name).
 const Finalizer = "ran.openshift.io/cleanup-finalizer"
 
-// Reconciler rolls a ClusterGroupUpgrade out: it gathers the facts
-// (clusters, policies and their compliance, blocking CGUs, the recorded progress), lets
-// pkg/rollout decide, and applies the decision (cluster actions, the plan's batch records
-// at the start, enforcement objects, the batches' progress, one status patch, events,
-// metrics).
+// Reconciler rolls a ClusterGroupUpgrade out: it gathers the facts (clusters, policies and
+// their compliance, blocking CGUs, the recorded progress, what the spokes answered), lets
+// pkg/cgu decide, and applies the decision (cluster actions, the plan's batch records at the
+// start, enforcement objects, the batches' progress, spoke-side objects, one status write,
+// events, metrics).
 type Reconciler struct {
 	Client client.Client
 	// Reader reads what the cache does not hold: ConfigMaps.
@@ -108,30 +110,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return res, err
 }
 
-// reconcile runs the phases of a ClusterGroupUpgrade and writes its status once.
+// reconcile runs the steps of a ClusterGroupUpgrade and writes its status once.
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	cgu := &ranv1alpha1.ClusterGroupUpgrade{}
-	if err := r.Client.Get(ctx, req.NamespacedName, cgu); err != nil {
+	upgrade := &ranv1alpha1.ClusterGroupUpgrade{}
+	if err := r.Client.Get(ctx, req.NamespacedName, upgrade); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.Forget(req.String())
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
-	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("clustergroupupgrade", klog.KObj(cgu)))
-	if !cgu.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, cgu)
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("clustergroupupgrade", klog.KObj(upgrade)))
+	if !upgrade.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, upgrade)
 	}
-	if !controllerutil.ContainsFinalizer(cgu, Finalizer) {
-		patch := client.MergeFrom(cgu.DeepCopy())
-		controllerutil.AddFinalizer(cgu, Finalizer)
-		if err := r.Client.Patch(ctx, cgu, patch); err != nil {
+	if !controllerutil.ContainsFinalizer(upgrade, Finalizer) {
+		patch := client.MergeFrom(upgrade.DeepCopy())
+		controllerutil.AddFinalizer(upgrade, Finalizer)
+		if err := r.Client.Patch(ctx, upgrade, patch); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
-		r.Events.Emit(cgu, talm.Created(cgu.Name))
+		r.Events.Emit(upgrade, talm.Created(upgrade.Name))
 	}
 
-	s := newScope(cgu, r.Clock.Now(), ctrl.LoggerFrom(ctx))
+	s := newScope(upgrade, r.Clock.Now(), ctrl.LoggerFrom(ctx))
 	if err := r.runPhases(ctx, s, r.phases(s)); err != nil {
 		return r.failure(ctx, s, err)
 	}
@@ -148,29 +150,36 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.emitEvents(s)
 	r.logTransitions(s)
-	r.Metrics.Upgrade(req.String(), &cgu.Status)
+	r.Metrics.Upgrade(req.String(), &upgrade.Status)
 	res := s.result()
-	s.log.V(1).Info("Reconciled", "state", cgu.Status.State, "requeueAfter", res.RequeueAfter)
+	s.log.V(1).Info("Reconciled", "state", upgrade.Status.State, "requeueAfter", res.RequeueAfter)
 	return res, nil
 }
 
-// phases are the steps of a reconcile: gather (reads only), decide (pure: the rollout's
-// decision, and the spoke-side objects it calls for), apply (every write to the hub). A
-// Completed rollout only has its objects deleted (unless afterCompletion.deleteObjects is
-// false) and its status kept.
+// phases are the steps of a reconcile, in order: gather (readers only, filling cgu.Facts),
+// decide (cgu.Decide, pure), apply (every write to the hub, from cgu.Intents); the status is
+// written last, once. A rollout that completed before this pass gathers nothing: the
+// decision settles it (its objects deleted unless afterCompletion.deleteObjects is false).
 func (r *Reconciler) phases(s *scope) []func(context.Context, *scope) error {
-	if s.before.State == ranv1alpha1.StateCompleted && s.before.StartedAt != nil {
-		return []func(context.Context, *scope) error{r.cleanupCompleted}
+	settled := s.before.State == ranv1alpha1.StateCompleted && s.before.StartedAt != nil
+	var gather []func(context.Context, *scope) error
+	if !settled {
+		gather = r.gatherer().steps()
 	}
-	return []func(context.Context, *scope) error{
-		r.gatherRecords, r.gatherStart, r.gatherFrozen, r.gatherOthers, r.gatherPrecache, r.gatherBackup, r.gatherChecks, r.gatherHealth, r.gatherWorks, r.gatherInstallPlans,
-		r.decide,
-		r.applyActions, r.applyPlan, r.applyEnforcement, r.applyRecords, r.applyInstallPlans, r.applySpoke,
-	}
+	return slices.Concat(gather, []func(context.Context, *scope) error{r.decide}, r.applySteps())
 }
 
-// runPhases runs the phases until one ends the reconcile (a wait, a Completed rollout) or
-// fails.
+// decide lets pkg/cgu decide from the gathered facts.
+func (r *Reconciler) decide(_ context.Context, s *scope) error {
+	s.in = cgu.Decide(s.facts, cgu.Config{MaxConcurrentPrecaching: r.MaxConcurrentPrecaching,
+		MaxClustersInProgress: r.MaxClustersInProgress, SpokeImage: r.SpokeImage, DefaultEnforcement: r.DefaultEnforcement,
+		Unserved: r.Unserved}, s.now)
+	s.decided, s.records = true, s.in.Records
+	logDecision(s)
+	return nil
+}
+
+// runPhases runs the phases until one ends the reconcile (a wait) or fails.
 func (r *Reconciler) runPhases(ctx context.Context, s *scope, phases []func(context.Context, *scope) error) error {
 	for _, phase := range phases {
 		if s.done {
@@ -205,22 +214,22 @@ func (r *Reconciler) conflict(s *scope, err error) (ctrl.Result, error) {
 }
 
 // finalize deletes every object the ClusterGroupUpgrade made, then lets it go.
-func (r *Reconciler) finalize(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) error {
-	if !controllerutil.ContainsFinalizer(cgu, Finalizer) {
+func (r *Reconciler) finalize(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade) error {
+	if !controllerutil.ContainsFinalizer(upgrade, Finalizer) {
 		return nil
 	}
-	owner := ownership.Owner{Namespace: cgu.Namespace, Name: cgu.Name}
+	owner := ownership.Owner{Namespace: upgrade.Namespace, Name: upgrade.Name}
 	if _, err := r.cleaner().Cleanup(ctx, owner); err != nil {
 		r.Metrics.RemediationError(metrics.OperationCleanup)
 		return fmt.Errorf("deleting the objects of the rollout: %w", err)
 	}
-	patch := client.MergeFrom(cgu.DeepCopy())
-	controllerutil.RemoveFinalizer(cgu, Finalizer)
+	patch := client.MergeFrom(upgrade.DeepCopy())
+	controllerutil.RemoveFinalizer(upgrade, Finalizer)
 	// Gone already: an earlier pass removed the finalizer, and the cache had not shown it.
-	if err := r.Client.Patch(ctx, cgu, patch); client.IgnoreNotFound(err) != nil {
+	if err := r.Client.Patch(ctx, upgrade, patch); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("removing finalizer: %w", err)
 	}
-	r.Metrics.Forget(client.ObjectKeyFromObject(cgu).String())
+	r.Metrics.Forget(client.ObjectKeyFromObject(upgrade).String())
 	return nil
 }
 
@@ -228,9 +237,9 @@ func (r *Reconciler) finalize(ctx context.Context, cgu *ranv1alpha1.ClusterGroup
 // fact (a soak ending, a batch deadline).
 func (s *scope) result() ctrl.Result {
 	var after time.Duration
-	if !s.decision.Wake.IsZero() {
+	if wake := s.in.Decision.Wake; !wake.IsZero() {
 		// One second past the wake time: status times are stored to the second.
-		after = max(s.decision.Wake.Sub(s.now), 0) + time.Second
+		after = max(wake.Sub(s.now), 0) + time.Second
 	}
 	if s.flush > 0 && (after == 0 || s.flush < after) {
 		after = s.flush // a deferred write falls due

@@ -14,12 +14,19 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
+	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 )
 
 // The events of a rollout's transitions have TALM's reasons, actions and annotations
 // (pkg/talm), and mark each transition once: they are read from what a write changed (the
 // status before and after, a batch record before and after), after the write succeeded, so
 // that an operator restarted later finds the transition written and emits nothing again.
+
+// Event reasons of the upgrade checks.
+const (
+	EventRisksAccepted = "UpgradeRisksAccepted"
+	EventClusterHeld   = "ClusterHeld"
+)
 
 // EventOverridesDeprecated is the reason of the warning that a rollout's pre-caching took
 // values from TALM's deprecated overrides ConfigMap.
@@ -36,12 +43,12 @@ func (r *Reconciler) emitEvents(s *scope) {
 			r.Metrics.Stage(metrics.StageUnhealthy)
 		}
 	}
-	if p := s.precache; p != nil && len(p.overrides) > 0 &&
+	if p := s.facts.Precache; p != nil && len(p.Overrides) > 0 &&
 		turnedTo(s.before.Conditions, s.cgu.Status.Conditions, ranv1alpha1.ConditionPrecacheSpecValid,
 			ranv1alpha1.ReasonPrecacheSpecIsWellFormed, ranv1alpha1.ReasonPrecacheSpecIncomplete, ranv1alpha1.ReasonInvalidPlatformImage) != nil {
 		r.event(s, corev1.EventTypeWarning, EventOverridesDeprecated,
 			"Pre-caching takes %s from ConfigMap %s/%s, which is deprecated: set them in a PreCachingConfig (spec.preCachingConfigRef)",
-			strings.Join(p.overrides, ", "), s.cgu.Namespace, precache.OverridesConfigMap)
+			strings.Join(p.Overrides, ", "), s.cgu.Namespace, precache.OverridesConfigMap)
 	}
 }
 
@@ -58,14 +65,14 @@ func statusEvents(s *scope) []talm.Event {
 		out = append(out, talm.Blocked(name, c.Reason, c.Message))
 	}
 	if after.State == ranv1alpha1.StateCannotStart && before.State != after.State &&
-		s.decision.Reason == ranv1alpha1.ReasonPrecachingFailedEverywhere {
-		out = append(out, talm.CannotStart(name, s.decision.Reason, after.Message))
+		s.in.Decision.Reason == ranv1alpha1.ReasonPrecachingFailedEverywhere {
+		out = append(out, talm.CannotStart(name, s.in.Decision.Reason, after.Message))
 	}
 	if before.StartedAt == nil && after.StartedAt != nil {
-		out = append(out, talm.RolloutStarted(name, after.Counts.Total, len(s.plan.Batches)))
+		out = append(out, talm.RolloutStarted(name, after.Counts.Total, len(s.in.Plan.Batches)))
 	}
 	out = append(out, gateEvents(name, before, after)...)
-	out = append(out, stageEvents(name, before, after, s.decision)...)
+	out = append(out, stageEvents(name, before, after, s.in.Decision)...)
 	if before.State != after.State {
 		switch after.State {
 		case ranv1alpha1.StateCompleted:
@@ -135,7 +142,7 @@ func gateEvents(name string, before, after ranv1alpha1.ClusterGroupUpgradeStatus
 // problem lists.
 func failureOf(s *scope, reason string) talm.Failure {
 	var names []string
-	for _, p := range []*rollout.Problem{s.selectProblem, s.invalid} {
+	for _, p := range []*rollout.Problem{s.facts.Start.SelectProblem, s.in.Invalid} {
 		if p != nil && p.Reason == reason {
 			names = p.Names
 		}
@@ -193,8 +200,8 @@ func turnedFalse(before, after []metav1.Condition, kind string) *metav1.Conditio
 // clusters starting, completing, timing out or failing.
 func (r *Reconciler) recordEvents(s *scope, b *ranv1alpha1.ClusterGroupUpgradeBatch, old ranv1alpha1.ClusterGroupUpgradeBatchStatus) {
 	st, name := b.Status, s.cgu.Name
-	total := s.plan.Clusters()
-	batch := s.plan.Batches[b.Spec.Index-1]
+	total := s.in.Plan.Clusters()
+	batch := s.in.Plan.Batches[b.Spec.Index-1]
 	if b.Spec.Part == 0 && old.StartedAt == nil && st.StartedAt != nil {
 		r.Events.Emit(s.cgu, talm.BatchStarted(name, b.Spec.Index, batch.Clusters, total))
 	}
@@ -202,7 +209,7 @@ func (r *Reconciler) recordEvents(s *scope, b *ranv1alpha1.ClusterGroupUpgradeBa
 	if old.FinishedAt != nil || st.FinishedAt == nil || b.Spec.Part != 0 {
 		return
 	}
-	ended := s.batchEnded(b.Spec.Index)
+	ended := s.in.BatchEnded(b.Spec.Index)
 	outcome := metrics.OutcomeCompleted
 	if len(ended[ranv1alpha1.ClusterTimedOut]) > 0 {
 		outcome = metrics.OutcomeTimedOut
@@ -249,4 +256,34 @@ func (r *Reconciler) clusterEvents(s *scope, st, old ranv1alpha1.ClusterGroupUpg
 			r.Metrics.ClusterEnded(c.State, c.Since.Sub(started.Time))
 		}
 	}
+}
+
+// checkEvents marks, per cluster, a start with accepted risks and an end held.
+func (r *Reconciler) checkEvents(s *scope, c ranv1alpha1.ClusterProgress, was ranv1alpha1.ClusterState) {
+	switch {
+	case c.State == ranv1alpha1.ClusterHeld:
+		msg := c.Reason
+		if v, ok := verdictOf(s, c.Name); ok && v.Holds() {
+			msg = v.Message
+		} else if h, ok := s.facts.Health.Before[c.Name]; ok {
+			msg = h.Message
+		}
+		r.relatedEvent(s, managedCluster(c.Name), corev1.EventTypeWarning, EventClusterHeld,
+			"Cluster %s was held by the upgrade checks and not enforced: %s", c.Name, rollout.Truncate(msg, ranv1alpha1.MessageLimit))
+	case c.State == ranv1alpha1.ClusterInProgress && (was == "" || was == ranv1alpha1.ClusterPending):
+		if v, ok := verdictOf(s, c.Name); ok && len(v.Accepted) > 0 {
+			r.relatedEvent(s, managedCluster(c.Name), corev1.EventTypeNormal, EventRisksAccepted,
+				"Cluster %s started with accepted risks %s: %s", c.Name, strings.Join(v.Accepted, ", "),
+				rollout.Truncate(v.Message, ranv1alpha1.MessageLimit))
+		}
+	}
+}
+
+// verdictOf is the upgrade checks' verdict on a cluster, if they judged it.
+func verdictOf(s *scope, cluster string) (upgradecheck.Verdict, bool) {
+	if s.facts.Checks == nil {
+		return upgradecheck.Verdict{}, false
+	}
+	v, ok := s.facts.Checks.Verdicts[cluster]
+	return v, ok
 }

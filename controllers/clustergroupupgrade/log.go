@@ -24,7 +24,7 @@ func (r *Reconciler) logTransitions(s *scope) {
 		log.Info("Rollout blocked", "reason", c.Reason, "message", c.Message)
 	}
 	if before.StartedAt == nil && after.StartedAt != nil {
-		log.Info("Rollout started", "batches", len(s.plan.Batches), "clusters", after.Counts.Total, "enforcement", after.Enforcement)
+		log.Info("Rollout started", "batches", len(s.in.Plan.Batches), "clusters", after.Counts.Total, "enforcement", after.Enforcement)
 	}
 	logWaits(s)
 	if before.State == after.State {
@@ -33,7 +33,7 @@ func (r *Reconciler) logTransitions(s *scope) {
 	switch after.State {
 	case ranv1alpha1.StateCompleted, ranv1alpha1.StateTimedOut, ranv1alpha1.StateCannotStart:
 		c := after.Counts
-		log.Info("Rollout ended", "state", after.State, "reason", s.decision.Reason, "completed", c.Completed,
+		log.Info("Rollout ended", "state", after.State, "reason", s.in.Decision.Reason, "completed", c.Completed,
 			"timedOut", c.TimedOut, "failed", c.Failed, "held", c.Held, "total", c.Total, "message", after.Message)
 	}
 }
@@ -56,11 +56,11 @@ func logWaits(s *scope) {
 // clusters of the record that began to wait for a check, another rollout or the hub's cap.
 func logBatch(s *scope, b *ranv1alpha1.ClusterGroupUpgradeBatch, old ranv1alpha1.ClusterGroupUpgradeBatchStatus) {
 	st, index := b.Status, b.Spec.Index
-	batch := s.plan.Batches[index-1]
+	batch := s.in.Plan.Batches[index-1]
 	first := b.Spec.Part == 0
 	if first && old.StartedAt == nil && st.StartedAt != nil {
-		s.log.Info("Batch started", "batch", index, "of", len(s.plan.Batches), "clusters", len(batch.Clusters), "canary", batch.Canary,
-			"deadline", s.decision.BatchDeadline)
+		s.log.Info("Batch started", "batch", index, "of", len(s.in.Plan.Batches), "clusters", len(batch.Clusters), "canary", batch.Canary,
+			"deadline", s.in.Decision.BatchDeadline)
 	}
 	if held := newlyHeld(st, old); len(held) > 0 {
 		s.log.Info("Clusters wait to start", "batch", index, "byReason", held)
@@ -68,8 +68,8 @@ func logBatch(s *scope, b *ranv1alpha1.ClusterGroupUpgradeBatch, old ranv1alpha1
 	if !first || old.FinishedAt != nil || st.FinishedAt == nil {
 		return
 	}
-	ended := s.batchEnded(index)
-	keys := []any{"batch", index, "of", len(s.plan.Batches)}
+	ended := s.in.BatchEnded(index)
+	keys := []any{"batch", index, "of", len(s.in.Plan.Batches)}
 	for _, state := range []ranv1alpha1.ClusterState{ranv1alpha1.ClusterCompleted, ranv1alpha1.ClusterTimedOut, ranv1alpha1.ClusterFailed, ranv1alpha1.ClusterHeld} {
 		keys = append(keys, string(state), len(ended[state]))
 	}
@@ -101,9 +101,12 @@ func newlyHeld(st, old ranv1alpha1.ClusterGroupUpgradeBatchStatus) map[string]in
 
 // logDecision traces, at debug, what one reconcile decided.
 func logDecision(s *scope) {
-	d := s.decision
+	d := s.in.Decision
 	if !s.log.V(1).Enabled() {
 		return
+	}
+	for _, n := range s.in.Notes {
+		s.log.V(1).Info(n.Message, n.Values...)
 	}
 	enforcing := 0
 	for _, clusters := range d.Enforce {

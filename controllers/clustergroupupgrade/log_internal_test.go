@@ -19,7 +19,7 @@ func logged(cgu *ranv1alpha1.ClusterGroupUpgrade, before ranv1alpha1.ClusterGrou
 	log := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1})
 	s := newScope(cgu, time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC), log)
 	s.before = before
-	s.plan = plan.Plan{Batches: []plan.Batch{{Canary: true, Clusters: []string{"c1"}}, {Clusters: []string{"a1", "a2"}}}}
+	s.in.Plan = plan.Plan{Batches: []plan.Batch{{Canary: true, Clusters: []string{"c1"}}, {Clusters: []string{"a1", "a2"}}}}
 	return s, &lines
 }
 
@@ -54,7 +54,7 @@ func TestDecisionLogs(t *testing.T) {
 	cgu.Status.State, cgu.Status.Counts = ranv1alpha1.StateTimedOut, ranv1alpha1.ClusterCounts{Total: 3, Completed: 2, TimedOut: 1}
 	s, lines = logged(cgu, ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted, StartedAt: &started,
 		Waiting: cgu.Status.Waiting})
-	s.decision = rollout.Decision{Reason: ranv1alpha1.ReasonTimedOut}
+	s.in.Decision = rollout.Decision{Reason: ranv1alpha1.ReasonTimedOut}
 	r.logTransitions(s)
 	if len(*lines) != 1 || !strings.Contains((*lines)[0], `"msg"="Rollout ended" "state"="TimedOut" "reason"="TimedOut" "completed"=2 "timedOut"=1`) {
 		t.Fatalf("lines %q, want one Rollout ended with the counts", *lines)
@@ -81,7 +81,7 @@ func TestBatchLogs(t *testing.T) {
 	record.Status.FinishedAt = &t1
 	record.Status.Clusters = []ranv1alpha1.ClusterProgress{{Name: "a1", State: ranv1alpha1.ClusterCompleted},
 		{Name: "a2", State: ranv1alpha1.ClusterTimedOut}}
-	s.decision.Ended = []rollout.EndedBatch{{Index: 1, Clusters: map[string]rollout.Cluster{
+	s.in.Decision.Ended = []rollout.EndedBatch{{Index: 1, Clusters: map[string]rollout.Cluster{
 		"a1": {State: ranv1alpha1.ClusterCompleted}, "a2": {State: ranv1alpha1.ClusterTimedOut}}}}
 	*lines = nil
 	logBatch(s, record, old)

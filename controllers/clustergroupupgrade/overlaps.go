@@ -2,7 +2,6 @@ package clustergroupupgrade
 
 import (
 	"context"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -54,45 +53,6 @@ func recordIndexes() map[string]func(*ranv1alpha1.ClusterGroupUpgradeBatch) []st
 			return out
 		},
 	}
-}
-
-// gatherOthers reads, from the batch records that show clusters InProgress, which clusters
-// other rollouts are remediating (a cluster does not start while another rollout has it)
-// and, under the hub-wide cap, how many more may start; it reports the count of clusters
-// InProgress, with the cap, to the hub capacity gauges. Once the rollout finished nothing
-// starts: nothing is read.
-func (r *Reconciler) gatherOthers(ctx context.Context, s *scope) error {
-	if s.progress.Finished {
-		return nil
-	}
-	var list ranv1alpha1.ClusterGroupUpgradeBatchList
-	// Read only: the records are not copied out of the cache.
-	if err := r.Client.List(ctx, &list, client.MatchingFields{inProgressIndex: anyInProgress}, client.UnsafeDisableDeepCopy); err != nil {
-		return fmt.Errorf("listing the batch records with clusters in progress: %w", err)
-	}
-	used := 0
-	for _, b := range list.Items {
-		mine := b.Namespace == s.cgu.Namespace && b.Spec.Upgrade == s.cgu.Name
-		for _, c := range b.Status.Clusters {
-			if c.State != ranv1alpha1.ClusterInProgress {
-				continue
-			}
-			used++
-			if mine {
-				continue
-			}
-			if s.busy == nil {
-				s.busy = map[string]string{}
-			}
-			s.busy[c.Name] = b.Namespace + "/" + b.Spec.Upgrade
-		}
-	}
-	r.Metrics.HubClusters(used, r.MaxClustersInProgress)
-	if r.MaxClustersInProgress > 0 {
-		room := max(r.MaxClustersInProgress-used, 0)
-		s.capacity = &room
-	}
-	return nil
 }
 
 // freedClusters wakes the rollouts a cluster leaving InProgress may let go on: those waiting

@@ -22,6 +22,8 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 )
 
@@ -238,4 +240,38 @@ func (actionAnswered) Update(e event.UpdateEvent) bool {
 		return true
 	}
 	return !equality.Semantic.DeepEqual(o.Status.Conditions, n.Status.Conditions)
+}
+
+// viewOwner maps a view or an action of a rollout to the rollout, through the labels it was
+// made with.
+func (r *Reconciler) viewOwner(ctx context.Context, obj client.Object) []reconcile.Request {
+	ns, value, ok := ownership.Of(obj.GetLabels())
+	if !ok {
+		return nil
+	}
+	var list ranv1alpha1.ClusterGroupUpgradeList
+	if err := r.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the ClusterGroupUpgrades of a view", "namespace", ns)
+		return nil
+	}
+	var out []reconcile.Request
+	for _, c := range list.Items {
+		if names.LabelValue(c.Name) == value {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: c.Name}})
+		}
+	}
+	return out
+}
+
+// workChanged passes the events of a ManifestWork that may move its rollout: made, gone, or
+// a new status from the work agent.
+type workChanged struct{ predicate.Funcs }
+
+func (workChanged) Create(event.CreateEvent) bool   { return true }
+func (workChanged) Delete(event.DeleteEvent) bool   { return true }
+func (workChanged) Generic(event.GenericEvent) bool { return false }
+func (workChanged) Update(e event.UpdateEvent) bool {
+	o, okOld := e.ObjectOld.(*workv1.ManifestWork)
+	n, okNew := e.ObjectNew.(*workv1.ManifestWork)
+	return !okOld || !okNew || !equality.Semantic.DeepEqual(o.Status, n.Status) || !o.DeletionTimestamp.Equal(n.DeletionTimestamp)
 }

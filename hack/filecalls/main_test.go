@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 
 	"golang.org/x/tools/go/packages"
@@ -27,6 +28,19 @@ func TestReconcilersHaveNoTwoWayFiles(t *testing.T) {
 		for _, pair := range pairs(edges) {
 			t.Errorf("%s: %s and %s call each other", p.PkgPath, pair[0], pair[1])
 		}
+		for _, e := range upward(edges) {
+			t.Errorf("%s: %s calls up into %s", p.PkgPath, e[0], e[1])
+		}
+	}
+}
+
+func TestUpward(t *testing.T) {
+	edges := map[[2]string]bool{{"gather.go", "apply.go"}: true, {"apply.go", "gather.go"}: true, {"scope.go", "status.go"}: true,
+		{"controller.go", "status.go"}: true, {"events.go", "recorder.go"}: true, {"gather.go", "events.go"}: true}
+	got := upward(edges)
+	want := [][2]string{{"gather.go", "apply.go"}, {"gather.go", "events.go"}, {"scope.go", "status.go"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }
 

@@ -1,0 +1,283 @@
+package clustergroupupgrade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/cgu"
+	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
+	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
+	"github.com/cgu-operator/cgu-operator/pkg/metrics"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/spokeobjects"
+	"github.com/cgu-operator/cgu-operator/pkg/views"
+)
+
+// EventInstallPlanApproved marks the approval of a Manual InstallPlan on a cluster.
+const EventInstallPlanApproved = "InstallPlanApproved"
+
+// LabelOperatorUpgrade marks the views and actions of InstallPlan approval (cgu's name).
+const LabelOperatorUpgrade = cgu.LabelOperatorUpgrade
+
+// The apply step: every write of a reconcile, each from the intents cgu.Decide returned, one
+// writer per kind of object. The status is written after them (status.go).
+
+// applySteps are the writes in order: the cluster actions, the plan's records at the start
+// (before anything is enforced: a restarted operator finds the rollout in them), the
+// enforcement, the records' progress (after the enforcement, so that a cluster's next policy
+// is enforced without waiting for the write of a record of up to 250 clusters), InstallPlan
+// approval, the spoke-side objects.
+func (r *Reconciler) applySteps() []func(context.Context, *scope) error {
+	return []func(context.Context, *scope) error{r.applyGauges, r.applyActions, r.applyPlan, r.applyEnforcement, r.applyRecords,
+		r.applyInstallPlans, r.applySpoke}
+}
+
+// applyGauges reports the clusters InProgress on the hub, with the cap, to the hub capacity
+// gauges, when gather counted them.
+func (r *Reconciler) applyGauges(_ context.Context, s *scope) error {
+	if !s.in.Settled && !s.facts.Progress.Finished {
+		r.Metrics.HubClusters(s.facts.Others.InProgress, r.MaxClustersInProgress)
+	}
+	return nil
+}
+
+// applyActions runs the spec's cluster actions on the clusters the decision named.
+func (r *Reconciler) applyActions(ctx context.Context, s *scope) error {
+	actions := s.cgu.Spec.Actions
+	if actions.BeforeEnable != nil {
+		if err := r.runActions(ctx, s.in.Actions.BeforeEnable, actions.BeforeEnable.ClusterActions); err != nil {
+			return err
+		}
+	}
+	if actions.AfterCompletion != nil {
+		return r.runActions(ctx, s.in.Actions.AfterCompletion, actions.AfterCompletion.ClusterActions)
+	}
+	return nil
+}
+
+func (r *Reconciler) runActions(ctx context.Context, clusters []string, a ranv1alpha1.ClusterActions) error {
+	var errs []error
+	for _, c := range clusters {
+		errs = append(errs, clusteractions.Run(ctx, r.Client, c, a))
+	}
+	if err := errors.Join(errs...); err != nil {
+		r.Metrics.RemediationError(metrics.OperationActions)
+		return err
+	}
+	return nil
+}
+
+// applyPlan records the plan when the rollout starts: the records come before anything is
+// enforced. Records of an earlier ClusterGroupUpgrade of the same name, or of an earlier plan
+// that never started, go first, and the reconcile waits for the cache to show them gone.
+func (r *Reconciler) applyPlan(ctx context.Context, s *scope) error {
+	if !s.in.StartedNow {
+		return nil
+	}
+	if len(s.foreign) > 0 {
+		for i := range s.foreign {
+			if err := r.Client.Delete(ctx, &s.foreign[i], client.Preconditions{UID: &s.foreign[i].UID}); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting the batch record %s of an earlier rollout of the same name: %w", s.foreign[i].Name, err)
+			}
+		}
+		s.waitFor(cacheLag, "the cache to show %d deleted batch records of an earlier rollout of the same name", len(s.foreign))
+		return nil
+	}
+	existing := map[string]ranv1alpha1.ClusterGroupUpgradeBatch{}
+	for _, b := range s.facts.Records {
+		existing[b.Name] = b
+	}
+	s.records = nil
+	for i := range s.in.Records {
+		b := s.in.Records[i].DeepCopy()
+		if old, ok := existing[b.Name]; ok {
+			if equalSpec(old.Spec, b.Spec) {
+				s.records = append(s.records, old)
+				continue
+			}
+			// A record of an earlier plan that never started: replace it once the cache
+			// shows it gone.
+			if err := r.Client.Delete(ctx, &old); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting the batch record %s of an earlier plan: %w", old.Name, err)
+			}
+			s.waitFor(cacheLag, "the cache to show the batch record %s of an earlier plan deleted", old.Name)
+			return nil
+		}
+		if err := ownership.Adopt(s.cgu, b, r.Scheme); err != nil {
+			return err
+		}
+		if err := r.Client.Create(ctx, b); err != nil {
+			return fmt.Errorf("recording the plan: %w", err)
+		}
+		s.records = append(s.records, *b)
+	}
+	return nil
+}
+
+func equalSpec(a, b ranv1alpha1.ClusterGroupUpgradeBatchSpec) bool {
+	return a.Upgrade == b.Upgrade && a.Index == b.Index && a.Part == b.Part && a.Parts == b.Parts &&
+		a.Canary == b.Canary && slices.Equal(a.Clusters, b.Clusters)
+}
+
+// applyEnforcement binds each managed policy to exactly the clusters working on it, releases
+// what enforced the managed policies deleted since the start, and deletes the objects of a
+// completed rollout (applyCleanup).
+func (r *Reconciler) applyEnforcement(ctx context.Context, s *scope) error {
+	if s.in.Cleanup {
+		return r.applyCleanup(ctx, s)
+	}
+	e := s.in.Enforcement
+	if !e.Write {
+		return nil
+	}
+	for _, ref := range e.Released {
+		if err := r.writer().Release(ctx, s.owner, s.in.Mode, ref.Namespace, ref.Name); err != nil {
+			r.Metrics.RemediationError(metrics.OperationPlacement)
+			return fmt.Errorf("releasing the deleted managed policy %s/%s: %w", ref.Namespace, ref.Name, err)
+		}
+	}
+	if e.Paced && s.deferWrite(r.expect.enforcementDue(s.cgu), r.lagNow()) {
+		return nil
+	}
+	wrote, err := r.writer().Apply(ctx, policies.Enforcement{Upgrade: s.cgu, Mode: s.in.Mode, Policies: e.Policies,
+		Clusters: e.Clusters, Frozen: e.Frozen})
+	if wrote > 0 {
+		r.expect.enforced(s.cgu, r.lagNow())
+	}
+	if err != nil {
+		if !apierrors.IsConflict(err) {
+			r.Metrics.RemediationError(metrics.OperationPlacement)
+		}
+		return fmt.Errorf("enforcing the managed policies: %w", err)
+	}
+	return nil
+}
+
+// applyCleanup deletes the objects of a completed rollout.
+func (r *Reconciler) applyCleanup(ctx context.Context, s *scope) error {
+	if !s.in.Cleanup {
+		return nil
+	}
+	if _, err := r.cleaner().Cleanup(ctx, s.owner); err != nil {
+		r.Metrics.RemediationError(metrics.OperationCleanup)
+		return fmt.Errorf("deleting the objects of the completed rollout: %w", err)
+	}
+	return nil
+}
+
+// applyRecords writes the progress of the batches the decision touched; a change that is
+// only clusters moving on waits for the pacing interval. An operator stopped between the
+// enforcement and these writes re-derives the same progress from the same compliance at its
+// next reconcile.
+func (r *Reconciler) applyRecords(ctx context.Context, s *scope) error {
+	for i := range s.records {
+		st, ok := s.in.RecordStatus[s.records[i].Name]
+		if !ok {
+			continue
+		}
+		old := s.records[i].Status
+		if rollout.RecordProgressOnly(old, st, s.cgu.Spec.BatchSoak != nil) && s.deferWrite(r.expect.progressDue(&s.records[i]), r.lagNow()) {
+			continue
+		}
+		updated := s.records[i].DeepCopy()
+		updated.Status = st
+		if err := r.Client.Status().Update(ctx, updated); err != nil {
+			return fmt.Errorf("recording the progress of batch %d: %w", updated.Spec.Index, err)
+		}
+		r.expect.wrote(updated, r.lagNow())
+		s.records[i] = *updated
+		r.recordEvents(s, updated, old)
+		logBatch(s, updated, old)
+	}
+	return nil
+}
+
+// applyInstallPlans makes the writes of InstallPlan approval the decision called for; the
+// approvals that could not be built fail the pass.
+func (r *Reconciler) applyInstallPlans(ctx context.Context, s *scope) error {
+	in := s.in.Spoke.InstallPlans
+	w := spokeobjects.Writer{Client: r.Client}
+	errs := slices.Clone(in.Problems)
+	for _, v := range in.Views {
+		_, err := w.EnsureView(ctx, v)
+		errs = append(errs, err)
+	}
+	for _, a := range in.Approvals {
+		errs = append(errs, r.makeApproval(ctx, s, w, a))
+	}
+	for _, v := range in.Stale {
+		errs = append(errs, w.Delete(ctx, v))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("approving InstallPlans: %w", err)
+	}
+	return nil
+}
+
+// makeApproval creates the action approving an InstallPlan, once per cluster and plan, and
+// marks it with an event when created.
+func (r *Reconciler) makeApproval(ctx context.Context, s *scope, w spokeobjects.Writer, a cgu.Approval) error {
+	made, err := w.CreateAction(ctx, a.Action)
+	if err != nil || !made {
+		return err
+	}
+	s.log.Info("Approving an InstallPlan", "cluster", a.Cluster, "subscription", a.Subscription, "installPlan", a.Verdict.Plan.Name, "csv", a.Verdict.CSV)
+	r.relatedEvent(s, managedCluster(a.Cluster), corev1.EventTypeNormal, EventInstallPlanApproved,
+		"Approved InstallPlan %s/%s (%s) of Subscription %s on cluster %s", a.Verdict.Plan.Namespace, a.Verdict.Plan.Name, a.Verdict.CSV, a.Subscription, a.Cluster)
+	return nil
+}
+
+// applySpoke makes the spoke-side objects the decision called for: the ClusterVersion views
+// of the upgrade checks, the spoke Jobs, the ManifestWorks. Made ones cost nothing more.
+func (r *Reconciler) applySpoke(ctx context.Context, s *scope) error {
+	sp := s.in.Spoke
+	v := views.Views{Client: r.Client, Owner: s.owner}
+	for _, c := range sp.Views {
+		if err := v.EnsureClusterVersion(ctx, c); err != nil {
+			return err
+		}
+	}
+	runner := spokejob.Runner{Client: r.Client}
+	for _, j := range sp.Jobs {
+		if err := runner.Start(ctx, j); err != nil {
+			return fmt.Errorf("starting spoke Job %s on %s: %w", j.Name, j.Cluster, err)
+		}
+	}
+	for _, w := range sp.Works {
+		if err := r.makeWork(ctx, s, w); err != nil {
+			return err
+		}
+	}
+	if n := len(sp.Views) + len(sp.Jobs) + len(sp.Works); n > 0 {
+		s.log.V(1).Info("Spoke-side objects ensured", "views", len(sp.Views), "jobs", len(sp.Jobs), "manifestWorks", len(sp.Works))
+	}
+	return nil
+}
+
+// makeWork makes, or deletes, the ManifestWork of an intent.
+func (r *Reconciler) makeWork(ctx context.Context, s *scope, w cgu.Work) error {
+	writer := spokeobjects.Writer{Client: r.Client}
+	var err error
+	if w.Delete {
+		err = writer.Delete(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: w.Cluster,
+			Name: manifestwork.Name(s.cgu.Namespace, s.cgu.Name, w.Role, w.Template)}})
+	} else {
+		err = writer.CreateWork(ctx, manifestwork.New(s.facts.Works.Templates[w.Template], w.Role, w.Cluster, s.owner))
+	}
+	if err != nil {
+		r.Metrics.RemediationError(metrics.OperationPlacement)
+	}
+	return err
+}

@@ -1,0 +1,318 @@
+package cgu
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/backup"
+	"github.com/cgu-operator/cgu-operator/pkg/gates"
+	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+	"github.com/cgu-operator/cgu-operator/pkg/preview"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
+	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
+)
+
+// SoakAnnotation on a managed policy is how many seconds a cluster must stay compliant with
+// it before moving on (TALM's name).
+const SoakAnnotation = "ran.openshift.io/soak-seconds"
+
+// pass is one decision in the making: the facts, and what each step decided so far. Each
+// step reads what the steps before it decided; none goes back.
+type pass struct {
+	f      *Facts
+	cfg    Config
+	now    time.Time
+	cgu    *ranv1alpha1.ClusterGroupUpgrade
+	before *ranv1alpha1.ClusterGroupUpgradeStatus
+	in     *Intents
+
+	// precache and backup are where the pre-start jobs stand, nil when there is none to
+	// run; precacheFailed and backupFailed are set when one failed on every planned cluster.
+	precache       *precacheRun
+	precacheFailed *rollout.Problem
+	backup         *backupRun
+	backupFailed   *rollout.Problem
+	// verdicts and healthPreview are the checks' verdicts on the clusters still planned.
+	verdicts      map[string]upgradecheck.Verdict
+	healthPreview map[string]spokecheck.HealthVerdict
+	// pre and post are the pre- and post-upgrade actions' observations on the clusters
+	// about to start and on those verifying.
+	pre, post map[string]manifestwork.Observation
+}
+
+// Decide decides one reconcile of a ClusterGroupUpgrade from what was read, at now. The
+// steps run in data order: the mode and the spec's validity, the pre-start jobs (whose
+// failures take clusters out of the plan), the checks on the clusters left, the rollout's
+// decision through its gates, then every write it calls for and the status.
+func Decide(f Facts, cfg Config, now time.Time) Intents {
+	cgu := f.Upgrade
+	in := &Intents{}
+	if cgu.Status.State == ranv1alpha1.StateCompleted && cgu.Status.StartedAt != nil {
+		in.Settled, in.Cleanup = true, DeleteObjects(cgu)
+		in.Status = *cgu.Status.DeepCopy()
+		observed(&in.Status, cgu.Generation)
+		return *in
+	}
+	p := &pass{f: &f, cfg: cfg, now: now, cgu: cgu, before: &cgu.Status, in: in}
+	in.Mode = rollout.Enforcement(cgu.Spec.Enforcement, cgu.Status.Enforcement, f.Started, cfg.DefaultEnforcement)
+	in.Plan = f.Plan
+	p.validate()
+	p.precaching()
+	p.backingUp()
+	p.checks()
+	p.observeActions()
+	p.decide()
+	p.spoke()
+	p.records()
+	p.actions()
+	p.enforcement()
+	p.status()
+	return *in
+}
+
+// DeleteObjects reports whether a completed rollout deletes its objects
+// (spec.actions.afterCompletion.deleteObjects, true unless set false).
+func DeleteObjects(cgu *ranv1alpha1.ClusterGroupUpgrade) bool {
+	ac := cgu.Spec.Actions.AfterCompletion
+	return ac == nil || ac.DeleteObjects == nil || *ac.DeleteObjects
+}
+
+// observed marks a status as written by a pass that succeeded for the generation.
+func observed(st *ranv1alpha1.ClusterGroupUpgradeStatus, generation int64) {
+	st.ObservedGeneration = generation
+	meta.RemoveStatusCondition(&st.Conditions, ranv1alpha1.ConditionReconciled)
+}
+
+// validate says, before the start, why the spec cannot start: the selection's problem, the
+// policies' or the spec's, then the maintenance windows'.
+func (p *pass) validate() {
+	if p.f.Started {
+		return
+	}
+	s := p.f.Start
+	switch {
+	case s.SelectProblem != nil:
+		p.in.Invalid = s.SelectProblem
+	case s.Invalid != nil:
+		p.in.Invalid = s.Invalid
+	default:
+		p.in.Invalid = gates.WindowProblem(p.cgu.Spec.MaintenanceWindows)
+	}
+}
+
+// decide lets pkg/rollout decide, through the gates pkg/gates builds from the facts.
+func (p *pass) decide() {
+	cgu := p.cgu
+	f := rollout.Facts{
+		Now: p.now, Enabled: enabled(cgu), Blocked: p.f.Start.Blocked,
+		Plan: p.in.Plan, Abort: cgu.Spec.BatchTimeoutAction == ranv1alpha1.BatchTimeoutAbort,
+		Policies: p.stepFacts(policyFacts(p.f.Roots)), Progress: p.f.Progress,
+	}
+	if rs := cgu.Spec.RemediationStrategy; rs != nil {
+		f.TimeoutMinutes = rs.Timeout
+	}
+	if !p.f.Started {
+		for _, problem := range []*rollout.Problem{p.in.Invalid, p.precacheFailed, p.backupFailed} {
+			if problem != nil {
+				f.Invalid = problem
+				break
+			}
+		}
+	}
+	p.in.Approvals = gates.Approvals(cgu, p.now)
+	in := gates.Input{Upgrade: cgu, Now: p.now, Started: p.f.Started, Plan: p.in.Plan, Approvals: p.in.Approvals, Roots: p.f.Roots,
+		Busy: p.f.Others.Busy, Capacity: p.capacity(), Progress: p.f.Progress, Verdicts: p.verdicts,
+		HealthBefore: p.f.Health.Before, HealthAfter: p.f.Health.After,
+		Precaching: p.precacheGate(), Backup: p.backupGate()}
+	if p.f.Works != nil {
+		in.Works, in.Pre, in.Post = true, p.pre, p.post
+	}
+	if p.backup != nil {
+		in.BackupDeadline = p.backup.startedAt.Add(backup.Overall)
+	}
+	f.Gates = gates.Build(in)
+	p.in.Decision = rollout.Decide(f)
+	p.in.StartedNow = !p.f.Started && !p.in.Decision.Progress.Started.IsZero()
+}
+
+func enabled(cgu *ranv1alpha1.ClusterGroupUpgrade) bool {
+	return cgu.Spec.Enable == nil || *cgu.Spec.Enable
+}
+
+// capacity is the room left under the hub-wide cap, nil without one or once the rollout
+// finished (nothing starts).
+func (p *pass) capacity() *int {
+	if p.cfg.MaxClustersInProgress <= 0 || p.f.Progress.Finished {
+		return nil
+	}
+	room := max(p.cfg.MaxClustersInProgress-p.f.Others.InProgress, 0)
+	return &room
+}
+
+// policyFacts are what each managed policy says of the clusters: compliance on the root
+// policy's status, and the soak it asks for.
+func policyFacts(roots []*policyv1.Policy) []rollout.PolicyFacts {
+	out := make([]rollout.PolicyFacts, len(roots))
+	for i, p := range roots {
+		if p == nil {
+			continue // deleted since the start: nothing is done with it
+		}
+		out[i].Compliance = preview.Compliance(p)
+		if seconds, err := strconv.Atoi(p.Annotations[SoakAnnotation]); err == nil && seconds > 0 {
+			out[i].Soak = time.Duration(seconds) * time.Second
+		}
+	}
+	return out
+}
+
+// policyNames are the managed policies' names, in order, then the names of the steps
+// (spec.manifestWorkTemplates), which the rollout goes through after them.
+func (p *pass) policyNames() []string {
+	return PolicyNames(p.cgu, p.f.Roots)
+}
+
+// PolicyNames are the managed policies' names, in order (a deleted one's as status
+// recorded it), then the names of the steps (spec.manifestWorkTemplates).
+func PolicyNames(cgu *ranv1alpha1.ClusterGroupUpgrade, roots []*policyv1.Policy) []string {
+	out := make([]string, len(roots), len(roots)+len(cgu.Spec.ManifestWorkTemplates))
+	for i, p := range roots {
+		if p != nil {
+			out[i] = p.Name
+		} else if i < len(cgu.Status.ManagedPoliciesForUpgrade) {
+			out[i] = cgu.Status.ManagedPoliciesForUpgrade[i].Name
+		}
+	}
+	return append(out, cgu.Spec.ManifestWorkTemplates...)
+}
+
+// records decides the batch records' progress: at the start those of the plan, to be made
+// first.
+func (p *pass) records() {
+	records := p.f.Records
+	if p.in.StartedNow {
+		records = plan.Records(p.in.Plan, p.cgu.Namespace, p.cgu.Name)
+	}
+	p.in.Records = records
+	p.in.RecordStatus = rollout.RecordStatuses(records, p.in.Decision, p.in.Plan, p.policyNames(), p.now)
+}
+
+// actions runs beforeEnable on every planned cluster when the rollout starts, and
+// afterCompletion on each cluster as it completes (on every planned cluster when the
+// rollout completes, late ones included), and at the start on the selected clusters left
+// out of the plan as already compliant.
+func (p *pass) actions() {
+	actions := p.cgu.Spec.Actions
+	if p.in.StartedNow && actions.BeforeEnable != nil {
+		p.in.Actions.BeforeEnable = allClusters(p.in.Plan)
+	}
+	if actions.AfterCompletion == nil {
+		return
+	}
+	var clusters []string
+	if p.in.Decision.State == ranv1alpha1.StateCompleted {
+		clusters = allClusters(p.in.Plan)
+	} else {
+		clusters = p.newlyCompleted()
+	}
+	if p.in.StartedNow {
+		// Clusters already compliant with every managed policy are done at the start, as
+		// in TALM: a ZTP site compliant from day one is labelled ztp-done.
+		clusters = append(clusters, p.in.Plan.SkippedCompliant...)
+	}
+	p.in.Actions.AfterCompletion = clusters
+}
+
+// newlyCompleted are the clusters the decision completes that the records do not show
+// completed yet.
+func (p *pass) newlyCompleted() []string {
+	recorded := map[string]ranv1alpha1.ClusterState{}
+	for _, b := range p.f.Records {
+		for _, c := range b.Status.Clusters {
+			recorded[c.Name] = c.State
+		}
+	}
+	var out []string
+	add := func(clusters map[string]rollout.Cluster) {
+		for name, c := range clusters {
+			if c.State == ranv1alpha1.ClusterCompleted && recorded[name] != ranv1alpha1.ClusterCompleted {
+				out = append(out, name)
+			}
+		}
+	}
+	for _, e := range p.in.Decision.Ended {
+		add(e.Clusters)
+	}
+	add(p.in.Decision.Progress.Clusters)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// enforcement binds each managed policy to exactly the clusters working on it; once the
+// rollout is over nothing is enforced, and a Completed rollout deletes its objects (unless
+// afterCompletion.deleteObjects is false).
+func (p *pass) enforcement() {
+	d := p.in.Decision
+	if d.Progress.Started.IsZero() {
+		return
+	}
+	if d.State == ranv1alpha1.StateCompleted && DeleteObjects(p.cgu) {
+		p.in.Cleanup = true
+		return
+	}
+	e := Enforcement{Write: true, Clusters: map[int][]string{}}
+	for i, root := range p.f.Roots {
+		if root == nil {
+			// Deleted since the rollout froze it: its enforce copy would outlive it and go
+			// on enforcing. The clusters working on it stay there until their batch times out.
+			if i < len(p.before.ManagedPoliciesForUpgrade) {
+				e.Released = append(e.Released, p.before.ManagedPoliciesForUpgrade[i])
+			}
+			continue
+		}
+		e.Clusters[len(e.Policies)] = d.Enforce[i]
+		e.Policies = append(e.Policies, root)
+	}
+	// Clusters moving on inside a batch are enforced at the pace of the writes, together; a
+	// batch starting or ending is enforced at once.
+	e.Paced = !p.in.StartedNow && len(d.Ended) == 0
+	e.Frozen = gates.Frozen(p.acceptedPolicies(), e.Policies)
+	p.in.Enforcement = e
+}
+
+// acceptedPolicies are the managed policies with the generations the rollout accepts after
+// this decision (gates.Accepted): a batch starts when the decision moved to another one.
+func (p *pass) acceptedPolicies() []ranv1alpha1.PolicyReference {
+	d := p.in.Decision
+	batchStarts := p.in.StartedNow || (d.Progress.Batch != p.f.Progress.Batch && !d.Progress.Finished)
+	return gates.Accepted(p.before.ManagedPoliciesForUpgrade, p.f.Roots, p.f.Started, batchStarts)
+}
+
+// allClusters are the plan's clusters, in plan order.
+func allClusters(p plan.Plan) []string {
+	var out []string
+	for _, b := range p.Batches {
+		out = append(out, b.Clusters...)
+	}
+	return out
+}
+
+// only keeps the entries of m whose key is one of keys; nil stays nil.
+func only[V any](m map[string]V, keys []string) map[string]V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]V, len(keys))
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}

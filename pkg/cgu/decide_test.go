@@ -1,0 +1,521 @@
+package cgu
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	workv1 "open-cluster-management.io/api/work/v1"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
+	"github.com/cgu-operator/cgu-operator/pkg/precache"
+	"github.com/cgu-operator/cgu-operator/pkg/prestart"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
+	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
+	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
+)
+
+// decideAt is the time the tests decide at.
+var decideAt = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+// policy is a managed policy non-compliant on the clusters, compliant on none.
+func policy(name string, compliant []string, clusters ...string) *policyv1.Policy {
+	p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "ztp", Name: name, Generation: 1}}
+	for _, c := range clusters {
+		state := policyv1.NonCompliant
+		if slices.Contains(compliant, c) {
+			state = policyv1.Compliant
+		}
+		p.Status.Status = append(p.Status.Status, &policyv1.CompliancePerClusterStatus{ClusterName: c, ComplianceState: state})
+	}
+	return p
+}
+
+// fresh: an enabled rollout that has not started, of one managed policy on c1, c2 and c3 in
+// two batches (c9 selected and compliant already), every check passing.
+func fresh() Facts {
+	upgrade := &ranv1alpha1.ClusterGroupUpgrade{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "upgrade", Generation: 1},
+		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+			Enable:              ptr.To(true),
+			Clusters:            []string{"c1", "c2", "c3", "c9"},
+			ManagedPolicies:     []string{"upgrade"},
+			RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 2, Timeout: 240},
+		},
+	}
+	return Facts{
+		Upgrade: upgrade,
+		Start:   Start{Selected: []string{"c1", "c2", "c3", "c9"}},
+		Roots:   []*policyv1.Policy{policy("upgrade", nil, "c1", "c2", "c3")},
+		Plan: plan.Plan{Batches: []plan.Batch{{Clusters: []string{"c1", "c2"}}, {Clusters: []string{"c3"}}},
+			SkippedCompliant: []string{"c9"}},
+	}
+}
+
+// next is the facts of the pass after in was applied: the records and status written,
+// compliance as roots say.
+func next(t *testing.T, f Facts, in Intents, roots ...*policyv1.Policy) Facts {
+	t.Helper()
+	upgrade := f.Upgrade.DeepCopy()
+	upgrade.Status = *in.Status.DeepCopy()
+	if upgrade.Status.StartedAt == nil {
+		t.Fatal("the rollout did not start")
+	}
+	var records []ranv1alpha1.ClusterGroupUpgradeBatch
+	for _, r := range in.Records {
+		r := *r.DeepCopy()
+		if st, ok := in.RecordStatus[r.Name]; ok {
+			r.Status = st
+		}
+		records = append(records, r)
+	}
+	out := Facts{Upgrade: upgrade, Records: records, Started: true, Roots: roots, Plan: in.Plan}
+	out.Progress = rollout.Recorded(records, PolicyNames(upgrade, roots), upgrade.Status.StartedAt.Time)
+	return out
+}
+
+func condition(st ranv1alpha1.ClusterGroupUpgradeStatus, kind string) *metav1.Condition {
+	return meta.FindStatusCondition(st.Conditions, kind)
+}
+
+func jobClusters(jobs []spokejob.Job) []string {
+	var out []string
+	for _, j := range jobs {
+		out = append(out, j.Cluster)
+	}
+	return out
+}
+
+func TestDecideSettled(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		deleteAfter *bool
+		cleanup     bool
+	}{
+		{name: "deletes its objects", cleanup: true},
+		{name: "keeps them with deleteObjects false", deleteAfter: ptr.To(false), cleanup: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fresh()
+			started := metav1.NewTime(decideAt.Add(-time.Hour))
+			f.Upgrade.Generation = 3
+			f.Upgrade.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{DeleteObjects: tc.deleteAfter}
+			f.Upgrade.Status = ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateCompleted, StartedAt: &started,
+				Conditions: []metav1.Condition{{Type: ranv1alpha1.ConditionReconciled, Status: metav1.ConditionFalse, Reason: "Failed"}}}
+			in := Decide(f, Config{}, decideAt)
+			if !in.Settled || in.Cleanup != tc.cleanup {
+				t.Fatalf("settled %v cleanup %v, want true %v", in.Settled, in.Cleanup, tc.cleanup)
+			}
+			if in.Status.ObservedGeneration != 3 || condition(in.Status, ranv1alpha1.ConditionReconciled) != nil {
+				t.Errorf("status %+v: want generation 3 observed and no Reconciled failure", in.Status)
+			}
+			if in.StartedNow || in.Enforcement.Write || len(in.Spoke.Jobs) > 0 || len(in.RecordStatus) > 0 {
+				t.Errorf("a settled rollout decided writes: %+v", in)
+			}
+		})
+	}
+}
+
+func TestDecideMode(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		spec, recorded  ranv1alpha1.EnforcementMode
+		started         bool
+		operatorDefault ranv1alpha1.EnforcementMode
+		want            ranv1alpha1.EnforcementMode
+	}{
+		{name: "the spec's before the start", spec: ranv1alpha1.EnforcementOverride, operatorDefault: ranv1alpha1.EnforcementCopy,
+			want: ranv1alpha1.EnforcementOverride},
+		{name: "the operator's default without one", operatorDefault: ranv1alpha1.EnforcementOverride, want: ranv1alpha1.EnforcementOverride},
+		{name: "the recorded mode once started", spec: ranv1alpha1.EnforcementOverride, recorded: ranv1alpha1.EnforcementCopy,
+			started: true, want: ranv1alpha1.EnforcementCopy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fresh()
+			f.Upgrade.Spec.Enforcement = tc.spec
+			if tc.started {
+				// Started in the recorded mode, then spec.enforcement edited.
+				f.Upgrade.Spec.Enforcement = ""
+				in := Decide(f, Config{DefaultEnforcement: tc.recorded}, decideAt)
+				f = next(t, f, in, f.Roots...)
+				f.Upgrade.Spec.Enforcement = tc.spec
+			}
+			in := Decide(f, Config{DefaultEnforcement: tc.operatorDefault}, decideAt.Add(time.Minute))
+			if in.Mode != tc.want || in.Status.Enforcement != tc.want {
+				t.Errorf("mode %q, status.enforcement %q; want %q", in.Mode, in.Status.Enforcement, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecideInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		change    func(*Facts)
+		condition string
+		reason    string
+	}{
+		{name: "the selection's problem first", condition: ranv1alpha1.ConditionClustersSelected, reason: ranv1alpha1.ReasonClusterNotFound,
+			change: func(f *Facts) {
+				f.Start.SelectProblem = &rollout.Problem{Reason: ranv1alpha1.ReasonClusterNotFound, Message: "cluster c7 not found"}
+				f.Start.Invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonNotAllManagedPoliciesExist, Message: "no"}
+			}},
+		{name: "then the policies'", condition: ranv1alpha1.ConditionValidated, reason: ranv1alpha1.ReasonNotAllManagedPoliciesExist,
+			change: func(f *Facts) {
+				f.Start.Invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonNotAllManagedPoliciesExist, Message: "policy gone not found"}
+			}},
+		{name: "then the maintenance windows'", condition: ranv1alpha1.ConditionValidated, reason: ranv1alpha1.ReasonInvalidMaintenanceWindow,
+			change: func(f *Facts) {
+				f.Upgrade.Spec.MaintenanceWindows = &ranv1alpha1.MaintenanceWindows{Windows: []ranv1alpha1.MaintenanceWindow{
+					{Start: "02:00", Duration: metav1.Duration{Duration: time.Hour}, TimeZone: "Mars/Olympus"}}}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fresh()
+			f.Upgrade.Spec.PreCaching = true
+			f.Precache = &Precache{Result: precache.Result{Valid: true}, Jobs: Jobs{Order: []string{"c1", "c2", "c3"}}}
+			tc.change(&f)
+			in := Decide(f, Config{}, decideAt)
+			if in.Invalid == nil || in.Invalid.Reason != tc.reason {
+				t.Fatalf("invalid %+v, want reason %s", in.Invalid, tc.reason)
+			}
+			if c := condition(in.Status, tc.condition); c == nil || c.Status != metav1.ConditionFalse || c.Reason != tc.reason {
+				t.Errorf("%s condition %+v, want False %s", tc.condition, c, tc.reason)
+			}
+			if in.StartedNow || in.Records != nil || in.Enforcement.Write || len(in.Spoke.Jobs) > 0 || in.Status.Plan != nil {
+				t.Errorf("an invalid rollout decided writes or a plan: jobs %v, records %v, plan %+v", in.Spoke.Jobs, in.Records, in.Status.Plan)
+			}
+			if in.Status.State != ranv1alpha1.StateCannotStart && in.Status.State != ranv1alpha1.StateNotStarted {
+				t.Errorf("state %s", in.Status.State)
+			}
+		})
+	}
+}
+
+func TestDecideStart(t *testing.T) {
+	f := fresh()
+	f.Upgrade.Spec.Actions.BeforeEnable = &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{
+		AddClusterLabels: map[string]string{"upgrading": ""}}}
+	f.Upgrade.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{
+		AddClusterLabels: map[string]string{"ztp-done": ""}}}
+	in := Decide(f, Config{}, decideAt)
+	if !in.StartedNow || in.Status.StartedAt == nil {
+		t.Fatalf("started now %v, status.startedAt %v", in.StartedNow, in.Status.StartedAt)
+	}
+	checkStartRecords(t, in)
+	e := in.Enforcement
+	if !e.Write || e.Paced || len(e.Policies) != 1 || !slices.Equal(e.Clusters[0], []string{"c1", "c2"}) {
+		t.Errorf("enforcement %+v, want policy upgrade on c1 and c2 at once", e)
+	}
+	if !slices.Equal(in.Actions.BeforeEnable, []string{"c1", "c2", "c3"}) || !slices.Equal(in.Actions.AfterCompletion, []string{"c9"}) {
+		t.Errorf("actions %+v, want beforeEnable on the plan and afterCompletion on the compliant c9", in.Actions)
+	}
+	if len(in.Status.ManagedPoliciesForUpgrade) != 1 || in.Status.ManagedPoliciesForUpgrade[0].Name != "upgrade" {
+		t.Errorf("managed policies %+v", in.Status.ManagedPoliciesForUpgrade)
+	}
+}
+
+// checkStartRecords checks the records of a start: the plan's two batches, the first started.
+func checkStartRecords(t *testing.T, in Intents) {
+	t.Helper()
+	if len(in.Records) != 2 || in.Records[0].Spec.Index != 1 || !slices.Equal(in.Records[0].Spec.Clusters, []string{"c1", "c2"}) {
+		t.Fatalf("records %+v, want the plan's two batches", in.Records)
+	}
+	if st := in.RecordStatus[in.Records[0].Name]; st.StartedAt == nil {
+		t.Errorf("batch 1's record %+v does not start", st)
+	}
+	if st, ok := in.RecordStatus[in.Records[1].Name]; ok && st.StartedAt != nil {
+		t.Errorf("batch 2 started with batch 1")
+	}
+}
+
+func TestDecideDisabledStartsNothing(t *testing.T) {
+	f := fresh()
+	f.Upgrade.Spec.Enable = ptr.To(false)
+	in := Decide(f, Config{}, decideAt)
+	if in.StartedNow || in.Records != nil || in.Enforcement.Write || in.Actions.BeforeEnable != nil {
+		t.Errorf("a disabled rollout decided writes: %+v", in)
+	}
+	if in.Status.State != ranv1alpha1.StateNotStarted {
+		t.Errorf("state %s, want NotStarted", in.Status.State)
+	}
+}
+
+// precacheFacts: pre-caching asked for, its spec valid, each cluster's Job as observed.
+func precacheFacts(observed map[string]prestart.Observation) Facts {
+	f := fresh()
+	f.Upgrade.Spec.PreCaching = true
+	order := []string{"c1", "c2", "c3"}
+	jobs := Jobs{Order: order, Jobs: map[string]spokejob.Job{}, Observed: map[string]prestart.Observation{}}
+	for _, c := range order {
+		jobs.Jobs[c] = spokejob.Job{Cluster: c, Name: "precache"}
+		jobs.Observed[c] = observed[c]
+	}
+	f.Precache = &Precache{Result: precache.Result{Valid: true, Reason: ranv1alpha1.ReasonPrecacheSpecIsWellFormed}, Jobs: jobs}
+	return f
+}
+
+var (
+	succeeded = prestart.Observation{Summarized: true, Succeeded: true}
+	failed    = prestart.Observation{Failed: "image pull failed"}
+	running   = prestart.Observation{Requested: true, Running: true}
+)
+
+func TestDecidePrecaching(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		observed  map[string]prestart.Observation
+		cap       int
+		elsewhere int
+		jobs      []string
+		plan      []string
+		started   bool
+		reason    string
+	}{
+		{name: "starts under the hub-wide cap", cap: 2, jobs: []string{"c1", "c2"}, plan: []string{"c1", "c2", "c3"}},
+		{name: "counts the other rollouts' against the cap", cap: 2, elsewhere: 1, jobs: []string{"c1"}, plan: []string{"c1", "c2", "c3"}},
+		{name: "keeps a running Job and starts the rest without a cap", observed: map[string]prestart.Observation{"c1": running},
+			jobs: []string{"c2", "c3"}, plan: []string{"c1", "c2", "c3"}},
+		{name: "takes a failed cluster out of the plan and starts", observed: map[string]prestart.Observation{"c1": succeeded, "c2": failed, "c3": succeeded},
+			plan: []string{"c1", "c3"}, started: true},
+		{name: "cannot start when every cluster failed", observed: map[string]prestart.Observation{"c1": failed, "c2": failed, "c3": failed},
+			plan: []string{"c1", "c2", "c3"}, reason: ranv1alpha1.ReasonPrecachingFailedEverywhere},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := precacheFacts(tc.observed)
+			f.Precache.Elsewhere = tc.elsewhere
+			in := Decide(f, Config{MaxConcurrentPrecaching: tc.cap}, decideAt)
+			if got := jobClusters(in.Spoke.Jobs); !slices.Equal(got, tc.jobs) {
+				t.Errorf("jobs on %v, want %v", got, tc.jobs)
+			}
+			if got := allClusters(in.Plan); !slices.Equal(got, tc.plan) {
+				t.Errorf("plan %v, want %v", got, tc.plan)
+			}
+			if in.StartedNow != tc.started {
+				t.Errorf("started now %v, want %v (state %s: %s)", in.StartedNow, tc.started, in.Status.State, in.Status.Message)
+			}
+			if tc.reason != "" && in.Decision.Reason != tc.reason {
+				t.Errorf("reason %s, want %s", in.Decision.Reason, tc.reason)
+			}
+			if !tc.started && in.Status.Precaching == nil {
+				t.Errorf("status.precaching not shown")
+			}
+			if len(tc.jobs) > 0 && condition(in.Status, ranv1alpha1.ConditionProgressing) != nil {
+				t.Errorf("Progressing written while pre-caching runs (TALM writes none)")
+			}
+		})
+	}
+}
+
+func TestDecidePrecacheSpecNotValid(t *testing.T) {
+	f := precacheFacts(nil)
+	f.Precache.Result = precache.Result{Reason: ranv1alpha1.ReasonPrecacheSpecIncomplete, Message: "no release image"}
+	in := Decide(f, Config{}, decideAt)
+	if len(in.Spoke.Jobs) > 0 || in.StartedNow {
+		t.Errorf("jobs %v, started %v: want neither with a spec that is not valid", in.Spoke.Jobs, in.StartedNow)
+	}
+	if c := condition(in.Status, ranv1alpha1.ConditionPrecacheSpecValid); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("PrecacheSpecValid %+v, want False", c)
+	}
+}
+
+// backupFacts: a backup asked for, pre-caching as observed, no backup Job observed.
+func backupFacts(precached map[string]prestart.Observation) Facts {
+	f := precacheFacts(precached)
+	f.Upgrade.Spec.Backup = true
+	jobs := Jobs{Order: []string{"c1", "c2", "c3"}, Jobs: map[string]spokejob.Job{}, Observed: map[string]prestart.Observation{}}
+	for _, c := range jobs.Order {
+		jobs.Jobs[c] = spokejob.Job{Cluster: c, Name: "backup"}
+	}
+	f.Backup = &Backup{Jobs: jobs}
+	return f
+}
+
+func TestDecideBackup(t *testing.T) {
+	done := map[string]prestart.Observation{"c1": succeeded, "c2": succeeded, "c3": succeeded}
+	for _, tc := range []struct {
+		name      string
+		precached map[string]prestart.Observation
+		enabled   bool
+		backups   []string
+	}{
+		{name: "waits for pre-caching", precached: map[string]prestart.Observation{"c1": succeeded, "c2": running, "c3": succeeded}, enabled: true},
+		{name: "starts every backup once pre-caching ended", precached: done, enabled: true, backups: []string{"c1", "c2", "c3"}},
+		{name: "waits for enable", precached: done},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := backupFacts(tc.precached)
+			f.Upgrade.Spec.Enable = ptr.To(tc.enabled)
+			in := Decide(f, Config{}, decideAt)
+			var backups []string
+			for _, j := range in.Spoke.Jobs {
+				if j.Name == "backup" {
+					backups = append(backups, j.Cluster)
+				}
+			}
+			if !slices.Equal(backups, tc.backups) {
+				t.Errorf("backups on %v, want %v", backups, tc.backups)
+			}
+			if in.StartedNow {
+				t.Errorf("started before the backup ended")
+			}
+			if (in.Status.Backup != nil) != (tc.backups != nil) {
+				t.Errorf("status.backup %+v", in.Status.Backup)
+			}
+		})
+	}
+}
+
+func TestDecideChecksOnThePlanLeft(t *testing.T) {
+	f := precacheFacts(map[string]prestart.Observation{"c1": succeeded, "c2": failed, "c3": running})
+	unknown := upgradecheck.Verdict{Outcome: upgradecheck.Hold, Reason: upgradecheck.ReasonClusterVersionUnknown}
+	f.Checks = &Checks{ViewsNeeded: true, Verdicts: map[string]upgradecheck.Verdict{"c1": unknown, "c2": unknown, "c3": unknown}}
+	in := Decide(f, Config{}, decideAt)
+	if !slices.Equal(in.Spoke.Views, []string{"c1", "c2", "c3"}) {
+		t.Errorf("views %v while pre-caching runs, want every planned cluster's", in.Spoke.Views)
+	}
+	f.Precache.Jobs.Observed["c3"] = succeeded
+	in = Decide(f, Config{}, decideAt)
+	if !slices.Equal(in.Spoke.Views, []string{"c1", "c3"}) {
+		t.Errorf("views %v, want those of c1 and c3 (c2 left the plan)", in.Spoke.Views)
+	}
+	if in.Status.UpgradeChecks == nil || condition(in.Status, ranv1alpha1.ConditionUpgradeChecked) == nil {
+		t.Errorf("status.upgradeChecks %+v, want the checks shown", in.Status.UpgradeChecks)
+	}
+	f.Checks.ViewsNeeded = false
+	if in := Decide(f, Config{}, decideAt); in.Spoke.Views != nil {
+		t.Errorf("views %v on a hub that needs none", in.Spoke.Views)
+	}
+}
+
+func TestDecideHealthJobs(t *testing.T) {
+	f := fresh()
+	f.Upgrade.Spec.Enable = ptr.To(false)
+	f.Upgrade.Spec.UpgradeChecks = &ranv1alpha1.UpgradeChecks{Health: &ranv1alpha1.HealthChecks{BeforeUpgrade: true}}
+	f.Health.Preview = map[string]spokecheck.HealthVerdict{"c1": {Done: true, Healthy: true}, "c2": {}, "c3": {}}
+	in := Decide(f, Config{SpokeImage: "spoke:1"}, decideAt)
+	if got := jobClusters(in.Spoke.Jobs); !slices.Equal(got, []string{"c2", "c3"}) {
+		t.Errorf("health runs on %v, want those not answered (c2, c3)", got)
+	}
+	for _, j := range in.Spoke.Jobs {
+		if j.Image != "spoke:1" {
+			t.Errorf("job %s runs image %q", j.Name, j.Image)
+		}
+	}
+}
+
+func TestDecideProgress(t *testing.T) {
+	f := fresh()
+	f.Upgrade.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{
+		AddClusterLabels: map[string]string{"ztp-done": ""}}}
+	in := Decide(f, Config{}, decideAt)
+	f = next(t, f, in, policy("upgrade", []string{"c1"}, "c1", "c2", "c3"))
+	in = Decide(f, Config{}, decideAt.Add(time.Minute))
+	if in.StartedNow {
+		t.Errorf("started twice")
+	}
+	if st := in.RecordStatus[f.Records[0].Name]; !hasCluster(st, "c1", ranv1alpha1.ClusterCompleted) {
+		t.Errorf("batch 1's record %+v, want c1 completed", st.Clusters)
+	}
+	if !slices.Equal(in.Actions.AfterCompletion, []string{"c1"}) {
+		t.Errorf("afterCompletion on %v, want c1", in.Actions.AfterCompletion)
+	}
+	e := in.Enforcement
+	if !e.Write || !e.Paced || !slices.Equal(e.Clusters[0], []string{"c2"}) {
+		t.Errorf("enforcement %+v, want only c2, paced", e)
+	}
+	// The next pass, c2 compliant: the batch ends, batch 2 starts at once.
+	f = next(t, f, in, policy("upgrade", []string{"c1", "c2"}, "c1", "c2", "c3"))
+	in = Decide(f, Config{}, decideAt.Add(2*time.Minute))
+	if in.Enforcement.Paced || !slices.Equal(in.Enforcement.Clusters[0], []string{"c3"}) {
+		t.Errorf("enforcement %+v, want c3 at once", in.Enforcement)
+	}
+}
+
+func hasCluster(st ranv1alpha1.ClusterGroupUpgradeBatchStatus, name string, state ranv1alpha1.ClusterState) bool {
+	for _, c := range st.Clusters {
+		if c.Name == name && c.State == state {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDecideReleasesADeletedPolicy(t *testing.T) {
+	f := fresh()
+	f.Roots = append(f.Roots, policy("operators", nil, "c1", "c2", "c3"))
+	in := Decide(f, Config{}, decideAt)
+	f = next(t, f, in, nil, f.Roots[1])
+	in = Decide(f, Config{}, decideAt.Add(time.Minute))
+	e := in.Enforcement
+	if len(e.Released) != 1 || e.Released[0].Name != "upgrade" {
+		t.Errorf("released %+v, want the deleted policy upgrade", e.Released)
+	}
+	if len(e.Policies) != 1 || e.Policies[0].Name != "operators" {
+		t.Errorf("enforced %v, want only operators", e.Policies)
+	}
+}
+
+func TestDecideWorks(t *testing.T) {
+	f := fresh()
+	f.Upgrade.Spec.PreUpgradeActions = []string{"drain"}
+	f.Works = &Works{Templates: map[string]*workv1alpha1.ManifestWorkReplicaSet{"drain": {}}, Made: map[string]*workv1.ManifestWork{}}
+	in := Decide(f, Config{}, decideAt)
+	f = next(t, f, in, f.Roots...)
+	f.Works = &Works{Templates: map[string]*workv1alpha1.ManifestWorkReplicaSet{"drain": {}}, Made: map[string]*workv1.ManifestWork{}}
+	in = Decide(f, Config{}, decideAt.Add(time.Minute))
+	want := []Work{{Role: manifestwork.RolePre, Template: "drain", Cluster: "c1"}, {Role: manifestwork.RolePre, Template: "drain", Cluster: "c2"}}
+	if !slices.Equal(in.Spoke.Works, want) {
+		t.Errorf("works %+v, want the pre-upgrade action on c1 and c2", in.Spoke.Works)
+	}
+	if len(in.Enforcement.Clusters[0]) != 0 {
+		t.Errorf("enforced on %v before the pre-upgrade actions are done", in.Enforcement.Clusters[0])
+	}
+	// Without the template nothing is made: the clusters wait.
+	delete(f.Works.Templates, "drain")
+	if in := Decide(f, Config{}, decideAt.Add(time.Minute)); len(in.Spoke.Works) != 0 {
+		t.Errorf("works %+v made without their template", in.Spoke.Works)
+	}
+}
+
+func TestDecideInstallPlans(t *testing.T) {
+	f := fresh()
+	in := Decide(f, Config{}, decideAt)
+	if in.Spoke.InstallPlans.Views != nil || in.Spoke.InstallPlans.Stale != nil {
+		t.Errorf("InstallPlan writes %+v on a hub that serves no views", in.Spoke.InstallPlans)
+	}
+	stale := &viewv1beta1.ManagedClusterView{ObjectMeta: metav1.ObjectMeta{Namespace: "c7", Name: "old"}}
+	f.OperatorUpgrades = &OperatorUpgrades{Views: map[client.ObjectKey]*viewv1beta1.ManagedClusterView{
+		client.ObjectKeyFromObject(stale): stale}, Actions: map[client.ObjectKey]bool{}}
+	in = Decide(f, Config{}, decideAt)
+	if len(in.Spoke.InstallPlans.Stale) != 1 || in.Spoke.InstallPlans.Stale[0] != stale {
+		t.Errorf("stale views %v, want the view of c7, which no policy is enforced on", in.Spoke.InstallPlans.Stale)
+	}
+}
+
+func TestDecideChangesNoFact(t *testing.T) {
+	f := precacheFacts(map[string]prestart.Observation{"c1": succeeded, "c2": failed, "c3": succeeded})
+	before := f.Upgrade.DeepCopy()
+	plan := f.Plan
+	in := Decide(f, Config{}, decideAt)
+	if !equality.Semantic.DeepEqual(before, f.Upgrade) {
+		t.Errorf("Decide changed the ClusterGroupUpgrade it read")
+	}
+	if len(plan.Batches[0].Clusters) != 2 || len(in.Plan.Batches[0].Clusters) != 1 {
+		t.Errorf("plan read %v, decided %v: want the read one whole", plan.Batches, in.Plan.Batches)
+	}
+	if f.Precache.Jobs.Observed["c2"] != failed {
+		t.Errorf("Decide changed an observation")
+	}
+}
