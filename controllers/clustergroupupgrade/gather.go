@@ -413,12 +413,23 @@ func (g gatherer) checks(ctx context.Context, s *scope) error {
 // the running batch that have not started; after, on the clusters verifying.
 func (g gatherer) health(ctx context.Context, s *scope) error {
 	h, f := spokecheck.HealthChecks(s.cgu), &s.facts
-	switch {
-	case h == nil || f.Progress.Finished || f.Progress.BatchEnded:
+	if h == nil || f.Progress.Finished || f.Progress.BatchEnded {
 		return nil
-	case !f.Started:
-		return g.healthPreview(ctx, s)
 	}
+	var targets []upgradecheck.Target
+	if pathValidation(s.cgu) {
+		targets = spokecheck.NewChecks(g.cache, s.cgu, f.Roots).Targets
+	}
+	if !f.Started {
+		return g.healthPreview(ctx, s, targets)
+	}
+	return g.healthRunning(ctx, s, h, targets)
+}
+
+// healthRunning reads, once started, the health check before the upgrade on the clusters of
+// the running batch that have not started, and after it on the clusters verifying.
+func (g gatherer) healthRunning(ctx context.Context, s *scope, h *ranv1alpha1.HealthChecks, targets []upgradecheck.Target) error {
+	f := &s.facts
 	if h.BeforeUpgrade && len(f.Plan.Batches) > f.Progress.Batch {
 		f.Health.Before = map[string]spokecheck.HealthVerdict{}
 		run := spokecheck.BatchHealthRun(f.Progress.BatchStarted)
@@ -426,7 +437,7 @@ func (g gatherer) health(ctx context.Context, s *scope) error {
 			if st := f.Progress.Clusters[c].State; st != "" && st != ranv1alpha1.ClusterPending {
 				continue
 			}
-			v, err := g.healthOf(ctx, s, c, run)
+			v, err := g.healthOf(ctx, s, c, run, targets)
 			if err != nil {
 				return err
 			}
@@ -439,7 +450,7 @@ func (g gatherer) health(ctx context.Context, s *scope) error {
 			if !c.Verifying() {
 				continue
 			}
-			v, err := g.healthOf(ctx, s, name, spokecheck.VerifyHealthRun(c.Since))
+			v, err := g.healthOf(ctx, s, name, spokecheck.VerifyHealthRun(c.Since), targets)
 			if err != nil {
 				return err
 			}
@@ -450,19 +461,20 @@ func (g gatherer) health(ctx context.Context, s *scope) error {
 }
 
 // healthOf reads the verdict of one run of the health check on a cluster; a run not started
-// has not answered.
-func (g gatherer) healthOf(ctx context.Context, s *scope, cluster, run string) (spokecheck.HealthVerdict, error) {
+// has not answered. targets are the managed policies' upgrade targets, read with
+// pathValidation only.
+func (g gatherer) healthOf(ctx context.Context, s *scope, cluster, run string, targets []upgradecheck.Target) (spokecheck.HealthVerdict, error) {
 	if g.unserved.Views || g.unserved.Actions {
 		return spokecheck.HealthVerdict{Done: true, Reason: spokecheck.ReasonHealthCheckFailed,
 			Message: "The health check cannot run: the hub serves no ManagedClusterViews or ManagedClusterActions"}, nil
 	}
-	return spokecheck.ReadHealth(ctx, spokejob.Reader{Client: g.cache}, spokecheck.HealthJob(s.cgu, cluster, run, ""), g.yStream(ctx, s, cluster))
+	return spokecheck.ReadHealth(ctx, spokejob.Reader{Client: g.cache}, spokecheck.HealthJob(s.cgu, cluster, run, ""), g.yStream(ctx, s, cluster, targets))
 }
 
 // healthPreview reads, before the rollout starts, the health check of every planned cluster,
 // run once per spec generation, so that status shows each cluster's health before enable.
 // The gates never read it: the check that decides runs when the cluster's batch starts.
-func (g gatherer) healthPreview(ctx context.Context, s *scope) error {
+func (g gatherer) healthPreview(ctx context.Context, s *scope, targets []upgradecheck.Target) error {
 	f := &s.facts
 	if !spokecheck.HealthChecks(s.cgu).BeforeUpgrade || f.Start.SelectProblem != nil || f.Start.Invalid != nil {
 		return nil
@@ -470,7 +482,7 @@ func (g gatherer) healthPreview(ctx context.Context, s *scope) error {
 	f.Health.Preview = map[string]spokecheck.HealthVerdict{}
 	for _, b := range f.Plan.Batches {
 		for _, c := range b.Clusters {
-			v, err := g.healthOf(ctx, s, c, spokecheck.HealthRunBeforeEnable(s.cgu))
+			v, err := g.healthOf(ctx, s, c, spokecheck.HealthRunBeforeEnable(s.cgu), targets)
 			if err != nil {
 				return err
 			}
@@ -481,17 +493,17 @@ func (g gatherer) healthPreview(ctx context.Context, s *scope) error {
 }
 
 // yStream reports whether the rollout takes the cluster to a new minor version, as far as
-// the upgrade checks know: with pathValidation, from the managed policies' targets and the
-// ClusterVersion the cluster's view shows; false otherwise.
-func (g gatherer) yStream(ctx context.Context, s *scope, cluster string) bool {
-	if !pathValidation(s.cgu) {
+// the upgrade checks know: from the managed policies' targets (with pathValidation) and the
+// ClusterVersion the cluster's view shows; false without targets.
+func (g gatherer) yStream(ctx context.Context, s *scope, cluster string, targets []upgradecheck.Target) bool {
+	if len(targets) == 0 {
 		return false
 	}
 	cv, _, err := views.ReadClusterVersion(ctx, g.cache, s.owner, cluster)
 	if err != nil || cv == nil {
 		return false
 	}
-	return upgradecheck.YStream(spokecheck.NewChecks(g.cache, s.cgu, s.facts.Roots).Targets, cv)
+	return upgradecheck.YStream(targets, cv)
 }
 
 // works reads the templates and, once started, the ManifestWorks of the rollout.

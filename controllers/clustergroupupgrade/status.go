@@ -25,7 +25,7 @@ const eventAction = "Rollout"
 // patchStatus writes the status the decision computed, when it changed; a change that is
 // only clusters moving on waits for the pacing interval.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
-	st := s.in.Status.DeepCopy()
+	st := &s.in.Status // the decision's own value: nothing else holds it
 	if equality.Semantic.DeepEqual(*st, s.before) {
 		return nil
 	}

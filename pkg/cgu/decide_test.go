@@ -65,7 +65,7 @@ func fresh() Facts {
 
 // next is the facts of the pass after in was applied: the records and status written,
 // compliance as roots say.
-func next(t *testing.T, f Facts, in Intents, roots ...*policyv1.Policy) Facts {
+func next(t testing.TB, f Facts, in Intents, roots ...*policyv1.Policy) Facts {
 	t.Helper()
 	upgrade := f.Upgrade.DeepCopy()
 	upgrade.Status = *in.Status.DeepCopy()

@@ -202,7 +202,7 @@ func (p *pass) needsBackup() bool {
 // checks keeps the checks' verdicts on the clusters still planned, once the spec is valid
 // and pre-caching did not fail everywhere.
 func (p *pass) checks() {
-	if p.in.Invalid != nil || p.precacheFailed != nil {
+	if p.in.Invalid != nil || p.precacheFailed != nil || (p.f.Checks == nil && p.f.Health.Preview == nil) {
 		return
 	}
 	planned := allClusters(p.in.Plan)
