@@ -519,3 +519,74 @@ func TestDecideChangesNoFact(t *testing.T) {
 		t.Errorf("Decide changed an observation")
 	}
 }
+
+// doneWork is the ManifestWork of a step on a cluster, applied and available.
+func doneWork(cluster, template string) *workv1.ManifestWork {
+	ok := func(kind string) metav1.Condition {
+		return metav1.Condition{Type: kind, Status: metav1.ConditionTrue, ObservedGeneration: 1}
+	}
+	return &workv1.ManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: manifestwork.Name("fleet", "upgrade", manifestwork.RoleStep, template), Generation: 1},
+		Status:     workv1.ManifestWorkStatus{Conditions: []metav1.Condition{ok(workv1.WorkApplied), ok(workv1.WorkAvailable)}},
+	}
+}
+
+func TestDecideStepWorks(t *testing.T) {
+	prep := &workv1alpha1.ManifestWorkReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "prep",
+		Annotations: map[string]string{manifestwork.AnnotationDeleteWhenDone: "true"}}}
+	templates := map[string]*workv1alpha1.ManifestWorkReplicaSet{"prep": prep, "ibu": {ObjectMeta: metav1.ObjectMeta{Name: "ibu"}}}
+	works := func(made ...*workv1.ManifestWork) *Works {
+		w := &Works{Templates: templates, Made: map[string]*workv1.ManifestWork{}}
+		for _, mw := range made {
+			w.Made[mw.Namespace+"/"+mw.Name] = mw
+		}
+		return w
+	}
+	f := fresh()
+	f.Upgrade.Spec.ManifestWorkTemplates = []string{"prep", "ibu"}
+	f.Works = works()
+	in := Decide(f, Config{}, decideAt)
+	// The policy complied with: the clusters move on to the first step, its works are made.
+	f = next(t, f, in, policy("upgrade", []string{"c1", "c2"}, "c1", "c2", "c3"))
+	f.Works = works()
+	in = Decide(f, Config{}, decideAt.Add(time.Minute))
+	want := []Work{{Role: manifestwork.RoleStep, Template: "prep", Cluster: "c1"}, {Role: manifestwork.RoleStep, Template: "prep", Cluster: "c2"}}
+	if !slices.Equal(in.Spoke.Works, want) {
+		t.Fatalf("works %+v, want the first step's on c1 and c2", in.Spoke.Works)
+	}
+	// The first step done: its works go (delete-when-done) before the next step's are made.
+	f = next(t, f, in, f.Roots...)
+	f.Works = works(doneWork("c1", "prep"), doneWork("c2", "prep"))
+	in = Decide(f, Config{}, decideAt.Add(2*time.Minute))
+	want = []Work{{Role: manifestwork.RoleStep, Template: "prep", Cluster: "c1", Delete: true},
+		{Role: manifestwork.RoleStep, Template: "prep", Cluster: "c2", Delete: true}}
+	if !slices.Equal(in.Spoke.Works, want) {
+		t.Errorf("works %+v, want the first step's deleted and nothing made meanwhile", in.Spoke.Works)
+	}
+	// Gone: the next step's are made, the first step stays done.
+	f = next(t, f, in, f.Roots...)
+	f.Works = works()
+	in = Decide(f, Config{}, decideAt.Add(3*time.Minute))
+	want = []Work{{Role: manifestwork.RoleStep, Template: "ibu", Cluster: "c1"}, {Role: manifestwork.RoleStep, Template: "ibu", Cluster: "c2"}}
+	if !slices.Equal(in.Spoke.Works, want) {
+		t.Errorf("works %+v, want the second step's on c1 and c2", in.Spoke.Works)
+	}
+}
+
+func TestDecideCompletionCleansUp(t *testing.T) {
+	f := fresh()
+	f.Plan.Batches = f.Plan.Batches[:1]
+	in := Decide(f, Config{}, decideAt)
+	f = next(t, f, in, policy("upgrade", []string{"c1", "c2"}, "c1", "c2"))
+	in = Decide(f, Config{}, decideAt.Add(time.Minute))
+	if in.Decision.State != ranv1alpha1.StateCompleted || !in.Cleanup || in.Enforcement.Write {
+		t.Errorf("state %s, cleanup %v, enforcement %+v: want Completed, its objects deleted, nothing enforced", in.Decision.State, in.Cleanup, in.Enforcement)
+	}
+	if in.Status.CompletedAt == nil || len(in.Status.Placements) != 0 {
+		t.Errorf("status completedAt %v, placements %v", in.Status.CompletedAt, in.Status.Placements)
+	}
+	f.Upgrade.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{DeleteObjects: ptr.To(false)}
+	if in := Decide(f, Config{}, decideAt.Add(time.Minute)); in.Cleanup || !in.Enforcement.Write {
+		t.Errorf("cleanup %v with deleteObjects false", in.Cleanup)
+	}
+}
