@@ -33,29 +33,50 @@ func Recorded(records []ranv1alpha1.ClusterGroupUpgradeBatch, policies []string,
 		return p
 	}
 	p.Batch = current - 1
+	ended := endedBatches(records)
 	endsRollout := false
 	for _, r := range records {
-		if r.Status.FinishedAt != nil {
+		if ended[r.Spec.Index] {
 			countRecorded(&p, r.Status.Clusters)
 		}
-		if r.Spec.Index != current {
-			continue
-		}
-		p.BatchStarted = r.Status.StartedAt.Time
-		p.BatchEnded = p.BatchEnded || r.Status.FinishedAt != nil
-		endsRollout = endsRollout || r.Status.EndsRollout
-		if r.Status.PausedBefore != nil {
-			p.PausedBeforeBatch = r.Status.PausedBefore.Duration
-		}
-		for _, cp := range r.Status.Clusters {
-			p.Clusters[cp.Name] = clusterFrom(cp, policies)
+		if r.Spec.Index == current {
+			readCurrent(&p, r.Status, policies)
+			endsRollout = endsRollout || r.Status.EndsRollout
 		}
 	}
+	p.BatchEnded = ended[current]
 	p.Finished = p.BatchEnded && (current == batches || endsRollout)
 	if p.Started.IsZero() {
 		p.Started = p.BatchStarted
 	}
 	return p
+}
+
+// readCurrent reads one record of the current batch into p. A batch over ClusterDetailLimit
+// clusters has several records, written one by one: a pass stopped between two writes leaves
+// one part started or ended and not the other. The batch started with its first part that
+// did, and ended once every part did (endedBatches); the next pass writes the others.
+func readCurrent(p *Progress, st ranv1alpha1.ClusterGroupUpgradeBatchStatus, policies []string) {
+	if st.StartedAt != nil && (p.BatchStarted.IsZero() || st.StartedAt.Time.Before(p.BatchStarted)) {
+		p.BatchStarted = st.StartedAt.Time
+	}
+	if st.PausedBefore != nil {
+		p.PausedBeforeBatch = st.PausedBefore.Duration
+	}
+	for _, cp := range st.Clusters {
+		p.Clusters[cp.Name] = clusterFrom(cp, policies)
+	}
+}
+
+// endedBatches are the batches (1-based) every record of which ended.
+func endedBatches(records []ranv1alpha1.ClusterGroupUpgradeBatch) map[int]bool {
+	out := map[int]bool{}
+	for _, r := range records {
+		if done, seen := out[r.Spec.Index]; !seen || done {
+			out[r.Spec.Index] = r.Status.FinishedAt != nil
+		}
+	}
+	return out
 }
 
 // countRecorded counts the clusters of an ended record into p.Done and remembers the held

@@ -31,19 +31,7 @@ func newRecordedFleet(t *testing.T, batches []plan.Batch, policies int) *recorde
 }
 
 func (rf *recordedFleet) decide(now time.Duration) Decision {
-	rf.f.Now = t0.Add(now)
-	if !rf.started.IsZero() {
-		rf.f.Progress = Recorded(rf.records, rf.policies, rf.started)
-	}
-	d := Decide(rf.f)
-	rf.started = d.Progress.Started
-	statuses := RecordStatuses(rf.records, d, rf.f.Plan, rf.policies, rf.f.Now)
-	for i := range rf.records {
-		if st, ok := statuses[rf.records[i].Name]; ok {
-			rf.records[i].Status = st
-		}
-	}
-	return d
+	return rf.decideWriting(now, func(ranv1alpha1.ClusterGroupUpgradeBatch) bool { return true })
 }
 
 // The records carry a rollout exactly as the in-memory progress does: the same states,
@@ -120,4 +108,64 @@ func slicesOf(m map[string]ranv1alpha1.ClusterGroupUpgradeBatchStatus) []string 
 		out = append(out, k)
 	}
 	return out
+}
+
+// decideWriting decides as decide does, but writes only the records write lets through: the
+// operator stopped between the writes of one pass.
+func (rf *recordedFleet) decideWriting(now time.Duration, write func(ranv1alpha1.ClusterGroupUpgradeBatch) bool) Decision {
+	rf.f.Now = t0.Add(now)
+	if !rf.started.IsZero() {
+		rf.f.Progress = Recorded(rf.records, rf.policies, rf.started)
+	}
+	d := Decide(rf.f)
+	rf.started = d.Progress.Started
+	statuses := RecordStatuses(rf.records, d, rf.f.Plan, rf.policies, rf.f.Now)
+	for i := range rf.records {
+		if st, ok := statuses[rf.records[i].Name]; ok && write(rf.records[i]) {
+			rf.records[i].Status = st
+		}
+	}
+	return d
+}
+
+// A stop between the writes of the two parts of one batch's records, as the batch starts or
+// as it ends: the next pass goes on from the part written, and writes the other one.
+func TestRecordsWrittenInPart(t *testing.T) {
+	big := make([]string, 300)
+	for i := range big {
+		big[i] = fmt.Sprintf("big-%03d", i)
+	}
+	firstPart := func(r ranv1alpha1.ClusterGroupUpgradeBatch) bool { return r.Spec.Part == 0 }
+	every := func(ranv1alpha1.ClusterGroupUpgradeBatch) bool { return true }
+	for _, tc := range []struct {
+		name       string
+		start, end func(ranv1alpha1.ClusterGroupUpgradeBatch) bool
+	}{
+		{name: "cut as the batch starts", start: firstPart, end: every},
+		{name: "cut as the batch ends", start: every, end: firstPart},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rf := newRecordedFleet(t, []plan.Batch{{Clusters: big}}, 1)
+			if len(rf.records) != 2 {
+				t.Fatalf("%d records, want a batch in two parts", len(rf.records))
+			}
+			rf.decideWriting(0, tc.start)
+			for _, c := range big {
+				rf.comply(c, 0)
+			}
+			rf.decideWriting(time.Minute, tc.end)
+			d := rf.decide(2 * time.Minute)
+			rf.decide(3 * time.Minute)
+			if d.State != ranv1alpha1.StateCompleted || d.Progress.Done.Completed != len(big) {
+				t.Errorf("state %s, %d completed: want Completed with all %d", d.State, d.Progress.Done.Completed, len(big))
+			}
+			for _, r := range rf.records {
+				if r.Status.StartedAt == nil || !r.Status.StartedAt.Time.Equal(t0) || r.Status.FinishedAt == nil ||
+					len(r.Status.Clusters) != len(r.Spec.Clusters) {
+					t.Errorf("record %s: started %v, finished %v, %d of %d clusters; want both parts started at %s and ended in full",
+						r.Name, r.Status.StartedAt, r.Status.FinishedAt, len(r.Status.Clusters), len(r.Spec.Clusters), t0)
+				}
+			}
+		})
+	}
 }
