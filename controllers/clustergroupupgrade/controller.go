@@ -172,8 +172,7 @@ func (r *Reconciler) phases(s *scope) []func(context.Context, *scope) error {
 // decide lets pkg/cgu decide from the gathered facts.
 func (r *Reconciler) decide(_ context.Context, s *scope) error {
 	s.in = cgu.Decide(s.facts, cgu.Config{MaxConcurrentPrecaching: r.MaxConcurrentPrecaching,
-		MaxClustersInProgress: r.MaxClustersInProgress, SpokeImage: r.SpokeImage, DefaultEnforcement: r.DefaultEnforcement,
-		Unserved: r.Unserved}, s.now)
+		MaxClustersInProgress: r.MaxClustersInProgress, SpokeImage: r.SpokeImage, DefaultEnforcement: r.DefaultEnforcement}, s.now)
 	s.decided, s.records = true, s.in.Records
 	logDecision(s)
 	return nil

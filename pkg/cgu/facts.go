@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
@@ -162,6 +161,4 @@ type Config struct {
 	SpokeImage string
 	// DefaultEnforcement is the mode of a rollout without spec.enforcement.
 	DefaultEnforcement ranv1alpha1.EnforcementMode
-	// Unserved are the optional APIs the hub does not serve.
-	Unserved hubapi.Unserved
 }
