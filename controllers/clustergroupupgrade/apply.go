@@ -28,9 +28,6 @@ import (
 // EventInstallPlanApproved marks the approval of a Manual InstallPlan on a cluster.
 const EventInstallPlanApproved = "InstallPlanApproved"
 
-// LabelOperatorUpgrade marks the views and actions of InstallPlan approval (cgu's name).
-const LabelOperatorUpgrade = cgu.LabelOperatorUpgrade
-
 // The apply step: every write of a reconcile, each from the intents cgu.Decide returned, one
 // writer per kind of object. The status is written after them (status.go).
 

@@ -18,6 +18,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/controllers/clustergroupupgrade"
+	cgudecision "github.com/cgu-operator/cgu-operator/pkg/cgu"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 )
@@ -91,7 +92,7 @@ const waitingForApproval = sim.InstallPlanPhaseRequiresApproval + " approved=fal
 func operatorUpgradeObjects(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, list client.ObjectList) func(Gomega) []string {
 	return func(g Gomega) []string {
 		owner := ownership.Owner{Namespace: cgu.Namespace, Name: cgu.Name}
-		g.Expect(hub.Client.List(ctx, list, client.MatchingLabels(owner.Labels()), client.HasLabels{clustergroupupgrade.LabelOperatorUpgrade})).To(Succeed())
+		g.Expect(hub.Client.List(ctx, list, client.MatchingLabels(owner.Labels()), client.HasLabels{cgudecision.LabelOperatorUpgrade})).To(Succeed())
 		out := []string{}
 		switch l := list.(type) {
 		case *viewv1beta1.ManagedClusterViewList:

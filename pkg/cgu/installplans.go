@@ -77,13 +77,9 @@ func (p *pass) installPlans() InstallPlans {
 		}
 	}
 	slices.SortFunc(out.Stale, func(a, b *viewv1beta1.ManagedClusterView) int {
-		return compareKeys(client.ObjectKeyFromObject(a), client.ObjectKeyFromObject(b))
+		return cmp.Compare(client.ObjectKeyFromObject(a).String(), client.ObjectKeyFromObject(b).String())
 	})
 	return out
-}
-
-func compareKeys(a, b client.ObjectKey) int {
-	return cmp.Compare(a.String(), b.String())
 }
 
 // chosenSubscriptions are the chosen Subscriptions of each managed policy on each cluster

@@ -11,7 +11,6 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
-	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 )
 
 // The pre-start jobs: the spoke Jobs a rollout runs on every planned cluster before it
@@ -197,20 +196,4 @@ func (p *pass) backupGate() string {
 // already backs nothing up.
 func (p *pass) needsBackup() bool {
 	return p.cgu.Spec.Backup && len(allClusters(p.in.Plan)) > 0
-}
-
-// checks keeps the checks' verdicts on the clusters still planned, once the spec is valid
-// and pre-caching did not fail everywhere.
-func (p *pass) checks() {
-	if p.in.Invalid != nil || p.precacheFailed != nil || (p.f.Checks == nil && p.f.Health.Preview == nil) {
-		return
-	}
-	planned := allClusters(p.in.Plan)
-	if c := p.f.Checks; c != nil {
-		p.verdicts = only(c.Verdicts, planned)
-		if p.verdicts == nil {
-			p.verdicts = map[string]upgradecheck.Verdict{}
-		}
-	}
-	p.healthPreview = only(p.f.Health.Preview, planned)
 }

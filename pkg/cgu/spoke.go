@@ -1,6 +1,7 @@
 package cgu
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
@@ -18,6 +19,22 @@ func (p *pass) spoke() {
 	s.Views = p.checkViews()
 	s.Works = p.works()
 	s.InstallPlans = p.installPlans()
+}
+
+// checks keeps the checks' verdicts on the clusters still planned, once the spec is valid
+// and pre-caching did not fail everywhere.
+func (p *pass) checks() {
+	if p.in.Invalid != nil || p.precacheFailed != nil || (p.f.Checks == nil && p.f.Health.Preview == nil) {
+		return
+	}
+	planned := allClusters(p.in.Plan)
+	if c := p.f.Checks; c != nil {
+		p.verdicts = only(c.Verdicts, planned)
+		if p.verdicts == nil {
+			p.verdicts = map[string]upgradecheck.Verdict{}
+		}
+	}
+	p.healthPreview = only(p.f.Health.Preview, planned)
 }
 
 // checkViews are the clusters whose ClusterVersion view to make: those the checks could not
@@ -51,7 +68,7 @@ func (p *pass) healthJobs() []spokejob.Job {
 		}
 	}
 	if !p.f.Started {
-		for _, c := range sortedKeys(p.healthPreview) {
+		for _, c := range slices.Sorted(maps.Keys(p.healthPreview)) {
 			add(c, spokecheck.HealthRunBeforeEnable(p.cgu), p.healthPreview)
 		}
 		return out
@@ -64,20 +81,11 @@ func (p *pass) healthJobs() []spokejob.Job {
 		}
 	}
 	if h.AfterUpgrade {
-		for _, name := range sortedKeys(d.Progress.Clusters) {
+		for _, name := range slices.Sorted(maps.Keys(d.Progress.Clusters)) {
 			if c := d.Progress.Clusters[name]; c.Verifying() {
 				add(name, spokecheck.VerifyHealthRun(c.Since), p.f.Health.After)
 			}
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }

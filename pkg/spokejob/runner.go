@@ -28,11 +28,11 @@ func (r Runner) Start(ctx context.Context, j Job) error {
 	if err := j.Validate(); err != nil {
 		return err
 	}
-	jobView, err := r.ensureView(ctx, j.jobView())
+	jobView, err := r.writer().EnsureView(ctx, j.jobView())
 	if err != nil {
 		return err
 	}
-	reportView, err := r.ensureView(ctx, j.reportView())
+	reportView, err := r.writer().EnsureView(ctx, j.reportView())
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (r Runner) Start(ctx context.Context, j Job) error {
 	if f.ownJob(j) && f.requested == RunHash(j.Run) {
 		return nil
 	}
-	actions, err := r.actions(ctx, j, j.hubLabels())
+	actions, err := r.reader().actions(ctx, j, j.hubLabels())
 	if err != nil {
 		return err
 	}
@@ -69,8 +69,11 @@ type Reader struct {
 
 // Read tells where j's run stands (Reader.Read).
 func (r Runner) Read(ctx context.Context, j Job) (State, error) {
-	return Reader{Client: r.Client}.Read(ctx, j)
+	return r.reader().Read(ctx, j)
 }
+
+// reader reads through the runner's client.
+func (r Runner) reader() Reader { return Reader{Client: r.Client} }
 
 // Read tells where j's run stands. It needs only what names the run (cluster, owner, name,
 // run), so that tools that only read need not know the image.
@@ -109,7 +112,7 @@ func (r Runner) Stop(ctx context.Context, j Job) error {
 	views := []*viewv1beta1.ManagedClusterView{j.jobView(), j.reportView()}
 	var found []*viewv1beta1.ManagedClusterView
 	for _, v := range views {
-		got, err := r.view(ctx, v)
+		got, err := r.reader().view(ctx, v)
 		if err != nil {
 			return err
 		}
@@ -139,7 +142,7 @@ func (r Runner) Stop(ctx context.Context, j Job) error {
 
 // deleteActions deletes j's actions of every run but keep.
 func (r Runner) deleteActions(ctx context.Context, j Job, keep []*actionv1beta1.ManagedClusterAction) error {
-	actions, err := r.actions(ctx, j, j.hubLabels())
+	actions, err := r.reader().actions(ctx, j, j.hubLabels())
 	if err != nil {
 		return err
 	}
@@ -158,23 +161,8 @@ func (r Runner) deleteActions(ctx context.Context, j Job, keep []*actionv1beta1.
 	return errors.Join(errs...)
 }
 
-// ensureView returns the view as stored, creating it when missing.
-func (r Runner) ensureView(ctx context.Context, want *viewv1beta1.ManagedClusterView) (*viewv1beta1.ManagedClusterView, error) {
-	return r.writer().EnsureView(ctx, want)
-}
-
 // writer is the one writer of views and actions.
 func (r Runner) writer() spokeobjects.Writer { return spokeobjects.Writer{Client: r.Client} }
-
-// view returns the view as stored, nil when missing.
-func (r Runner) view(ctx context.Context, want *viewv1beta1.ManagedClusterView) (*viewv1beta1.ManagedClusterView, error) {
-	return Reader{Client: r.Client}.view(ctx, want)
-}
-
-// actions lists the actions of j's cluster namespace with labels.
-func (r Runner) actions(ctx context.Context, j Job, labels map[string]string) ([]actionv1beta1.ManagedClusterAction, error) {
-	return Reader{Client: r.Client}.actions(ctx, j, labels)
-}
 
 // view returns the view as stored, nil when missing.
 func (r Reader) view(ctx context.Context, want *viewv1beta1.ManagedClusterView) (*viewv1beta1.ManagedClusterView, error) {

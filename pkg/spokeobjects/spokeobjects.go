@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Writer writes views and actions.
+// Writer writes views, actions and ManifestWorks.
 type Writer struct {
 	Client client.Client
 }
