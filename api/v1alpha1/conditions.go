@@ -198,6 +198,12 @@ const (
 	// ReasonTimedOut (Progressing=False, Succeeded=False): the rollout or a canary batch
 	// ran out of time, or a batch timed out with batchTimeoutAction Abort.
 	ReasonTimedOut = "TimedOut"
+	// ReasonRecordsLost stops a rollout whose batch records were lost (deleted by hand)
+	// and could not be rebuilt from its status: it enforces nothing any more.
+	ReasonRecordsLost = "RecordsLost"
+	// ReasonRecordRebuilt marks the clusters of a batch that ended whose record was lost and
+	// made again: completed when compliant with every managed policy then, else timed out.
+	ReasonRecordRebuilt = "RecordRebuilt"
 )
 
 // Annotations of a ClusterGroupUpgrade that kubectl cgu approve writes: the 1-based batch

@@ -81,7 +81,7 @@ func (r *Reconciler) runActions(ctx context.Context, clusters []string, a ranv1a
 // that never started, go first, and the reconcile waits for the cache to show them gone.
 func (r *Reconciler) applyPlan(ctx context.Context, s *scope) error {
 	if !s.in.StartedNow {
-		return nil
+		return r.applyRebuilt(ctx, s)
 	}
 	if len(s.foreign) > 0 {
 		for i := range s.foreign {
@@ -100,7 +100,7 @@ func (r *Reconciler) applyPlan(ctx context.Context, s *scope) error {
 	for i := range s.in.Records {
 		b := s.in.Records[i].DeepCopy()
 		if old, ok := existing[b.Name]; ok {
-			if equalSpec(old.Spec, b.Spec) {
+			if rollout.SameSpec(old.Spec, b.Spec) {
 				s.records = append(s.records, old)
 				continue
 			}
@@ -123,9 +123,36 @@ func (r *Reconciler) applyPlan(ctx context.Context, s *scope) error {
 	return nil
 }
 
-func equalSpec(a, b ranv1alpha1.ClusterGroupUpgradeBatchSpec) bool {
-	return a.Upgrade == b.Upgrade && a.Index == b.Index && a.Part == b.Part && a.Parts == b.Parts &&
-		a.Canary == b.Canary && slices.Equal(a.Clusters, b.Clusters)
+// applyRebuilt makes again, with their status, the records the API server lost, before
+// anything is enforced; the pass then writes their progress as it does any record's.
+func (r *Reconciler) applyRebuilt(ctx context.Context, s *scope) error {
+	for _, lost := range s.in.Rebuilt {
+		b := lost.DeepCopy()
+		if err := ownership.Adopt(s.cgu, b, r.Scheme); err != nil {
+			return err
+		}
+		if b.ResourceVersion == "" { // else made again already, without its progress
+			if err := r.Client.Create(ctx, b); err != nil {
+				return fmt.Errorf("making the lost record %s again: %w", b.Name, err)
+			}
+		}
+		if lost.Status.StartedAt != nil {
+			b.Status = lost.Status
+			if err := r.Client.Status().Update(ctx, b); err != nil {
+				return fmt.Errorf("recording the progress of the lost record %s: %w", b.Name, err)
+			}
+		}
+		r.expect.wrote(b, r.lagNow())
+		for i := range s.records {
+			if s.records[i].Name == b.Name {
+				s.records[i] = *b
+			}
+		}
+	}
+	if n := len(s.in.Rebuilt); n > 0 {
+		s.log.Info("batch records lost and made again", "records", n)
+	}
+	return nil
 }
 
 // applyEnforcement binds each managed policy to exactly the clusters working on it, releases

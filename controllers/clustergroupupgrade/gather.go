@@ -156,23 +156,59 @@ func (g gatherer) frozen(ctx context.Context, s *scope) error {
 		return err
 	}
 	p, err := plan.FromRecords(f.Records, s.cgu.Name)
-	if err != nil {
-		return err
-	}
-	if want := s.before.Plan; want != nil && want.Batches != len(p.Batches) {
-		// The cache has not caught up with the records written at the start.
-		s.waitFor(cacheLag, "the cache to show the plan's records (%d of %d batches seen)", len(p.Batches), want.Batches)
-		return nil
+	if err != nil || s.before.Plan != nil && s.before.Plan.Batches != len(p.Batches) || rollout.Unfinished(f.Records) {
+		return g.damaged(ctx, s)
 	}
 	f.Plan = p
+	g.progress(s)
+	return nil
+}
+
+// progress reads the rollout's progress from its records.
+func (g gatherer) progress(s *scope) {
+	f := &s.facts
 	var started time.Time
 	if s.before.StartedAt != nil {
 		started = s.before.StartedAt.Time
 	}
 	f.Progress = rollout.Recorded(f.Records, cgu.PolicyNames(s.cgu, f.Roots), started)
-	if len(p.Batches) == 0 {
+	if len(f.Plan.Batches) == 0 {
 		f.Progress.Finished = true
 	}
+}
+
+// damaged reads the records again from the API server when those the cache shows do not make
+// the plan the status describes. When the API server has them all, the cache has not caught
+// up (with the records written at the start): the pass waits. Otherwise records were lost
+// (deleted by hand, or written in part): rollout.Rebuild rebuilds them, which the pass
+// writes again (cgu.Facts.Rebuilt), or says what is missing (cgu.Facts.Lost).
+func (g gatherer) damaged(ctx context.Context, s *scope) error {
+	var list ranv1alpha1.ClusterGroupUpgradeBatchList
+	if err := g.api.List(ctx, &list, client.InNamespace(s.cgu.Namespace),
+		client.MatchingLabels{ranv1alpha1.LabelUpgradeName: names.LabelValue(s.cgu.Name)}); err != nil {
+		return fmt.Errorf("listing batch records from the API server: %w", err)
+	}
+	var live []ranv1alpha1.ClusterGroupUpgradeBatch
+	for _, b := range list.Items {
+		if b.Spec.Upgrade == s.cgu.Name && metav1.IsControlledBy(&b, s.cgu) {
+			live = append(live, b)
+		}
+	}
+	f := &s.facts
+	if p, err := plan.FromRecords(live, s.cgu.Name); err == nil && (s.before.Plan == nil || s.before.Plan.Batches == len(p.Batches)) &&
+		!rollout.Unfinished(live) {
+		s.waitFor(cacheLag, "the cache to show the plan's records (%d of %d seen)", len(f.Records), len(live))
+		return nil
+	}
+	all, rebuilt, lost := rollout.Rebuild(rollout.Damaged{Namespace: s.cgu.Namespace, Name: s.cgu.Name, Records: live,
+		Status: &s.before, Shape: preview.Shape(s.cgu), Compliant: preview.CompliantWithEvery(f.Roots), Now: s.now})
+	if lost != nil {
+		f.Lost, f.Records = lost, live
+		return nil
+	}
+	f.Records, f.Rebuilt = all, rebuilt
+	f.Plan, _ = plan.FromRecords(all, s.cgu.Name)
+	g.progress(s)
 	return nil
 }
 

@@ -63,6 +63,10 @@ func Decide(f Facts, cfg Config, now time.Time) Intents {
 	p := &pass{f: &f, cfg: cfg, now: now, cgu: cgu, before: &cgu.Status, in: in}
 	in.Mode = rollout.Enforcement(cgu.Spec.Enforcement, cgu.Status.Enforcement, f.Started, cfg.DefaultEnforcement)
 	in.Plan = f.Plan
+	if f.Lost != nil {
+		p.stop(f.Lost)
+		return *in
+	}
 	p.validate()
 	p.precaching()
 	p.backingUp()
@@ -75,6 +79,27 @@ func Decide(f Facts, cfg Config, now time.Time) Intents {
 	p.enforcement()
 	p.status()
 	return *in
+}
+
+// stop ends a rollout whose batch records were lost beyond rebuilding: nothing is enforced
+// any more, and the status keeps what it showed, with the state TimedOut and what is lost.
+func (p *pass) stop(lost *rollout.Problem) {
+	started := p.now
+	if p.before.StartedAt != nil {
+		started = p.before.StartedAt.Time
+	}
+	p.in.Records = p.f.Records
+	p.in.Decision = rollout.Decision{State: ranv1alpha1.StateTimedOut, Reason: lost.Reason, Message: lost.Message,
+		Progress: rollout.Progress{Started: started, Finished: true}}
+	p.enforcement()
+	p.in.Enforcement.Paced = false
+	st := p.before.DeepCopy()
+	observed(st, p.cgu.Generation)
+	st.State, st.Message = ranv1alpha1.StateTimedOut, rollout.Truncate(lost.Message, ranv1alpha1.MessageLimit)
+	st.CurrentBatch, st.Waiting, st.CompletedAt = nil, nil, nil
+	st.Enforcement = p.in.Mode
+	setRolloutConditions(st, p.in.Decision)
+	p.in.Status = *st
 }
 
 // DeleteObjects reports whether a completed rollout deletes its objects
@@ -199,7 +224,7 @@ func (p *pass) records() {
 	if p.in.StartedNow {
 		records = plan.Records(p.in.Plan, p.cgu.Namespace, p.cgu.Name)
 	}
-	p.in.Records = records
+	p.in.Records, p.in.Rebuilt = records, p.f.Rebuilt
 	p.in.RecordStatus = rollout.RecordStatuses(records, p.in.Decision, p.in.Plan, p.policyNames(), p.now)
 }
 

@@ -590,3 +590,49 @@ func TestDecideCompletionCleansUp(t *testing.T) {
 		t.Errorf("cleanup %v with deleteObjects false", in.Cleanup)
 	}
 }
+
+// Records that could not be rebuilt stop the rollout: it enforces nothing, writes no record,
+// and its status keeps the plan with the state TimedOut and what is lost; records that were
+// rebuilt are made again before anything is enforced.
+func TestDecideLostRecords(t *testing.T) {
+	f := fresh()
+	started := Decide(f, Config{}, decideAt)
+	f = next(t, f, started, policy("upgrade", nil, "c1", "c2", "c3"))
+
+	lost := f
+	lost.Records, lost.Plan, lost.Progress = nil, plan.Plan{}, rollout.Progress{}
+	lost.Lost = &rollout.Problem{Reason: ranv1alpha1.ReasonRecordsLost, Message: "records of batch 1 are gone"}
+	in := Decide(lost, Config{}, decideAt.Add(time.Minute))
+	e := in.Enforcement
+	if !e.Write || e.Paced || len(e.Policies) != 1 || len(e.Clusters[0]) != 0 {
+		t.Fatalf("enforcement %+v, want an unpaced write enforcing the policy on no cluster", e)
+	}
+	if len(in.RecordStatus) != 0 || len(in.Rebuilt) != 0 || in.Cleanup {
+		t.Fatalf("record writes %v, rebuilt %d, cleanup %v: want none", in.RecordStatus, len(in.Rebuilt), in.Cleanup)
+	}
+	expectStopped(t, in.Status)
+}
+
+// expectStopped checks the status of a rollout stopped because its records are lost.
+func expectStopped(t *testing.T, st ranv1alpha1.ClusterGroupUpgradeStatus) {
+	t.Helper()
+	c := condition(st, ranv1alpha1.ConditionSucceeded)
+	if st.State != ranv1alpha1.StateTimedOut || c == nil || c.Status != metav1.ConditionFalse || c.Reason != ranv1alpha1.ReasonRecordsLost {
+		t.Fatalf("status %s, Succeeded %+v: want TimedOut, RecordsLost", st.State, c)
+	}
+	if st.Plan == nil || st.Plan.Batches != 2 || len(st.RemediationPlan) != 2 || st.CurrentBatch != nil {
+		t.Fatalf("plan %+v remediationPlan %v current %+v: want the plan kept, no batch running", st.Plan, st.RemediationPlan, st.CurrentBatch)
+	}
+}
+
+// Records rebuilt by the gather step are made again, and the rollout goes on.
+func TestDecideRebuiltRecords(t *testing.T) {
+	f := fresh()
+	f = next(t, f, Decide(f, Config{}, decideAt), policy("upgrade", nil, "c1", "c2", "c3"))
+	rebuilt := f
+	rebuilt.Rebuilt = f.Records[1:]
+	in := Decide(rebuilt, Config{}, decideAt.Add(time.Minute))
+	if len(in.Rebuilt) != 1 || in.Rebuilt[0].Name != f.Records[1].Name || in.Status.State != ranv1alpha1.StateNotCompleted {
+		t.Fatalf("rebuilt %d records, state %s: want the lost one made again and the rollout going on", len(in.Rebuilt), in.Status.State)
+	}
+}

@@ -46,6 +46,11 @@ type Facts struct {
 	Plan plan.Plan
 	// Progress is the progress the records show.
 	Progress rollout.Progress
+	// Rebuilt are the records the API server lost (deleted by hand, or written in part),
+	// rebuilt from the status and the spokes' compliance (rollout.Rebuild); Records holds
+	// them too. Lost says instead what could not be rebuilt; Plan and Progress are empty then.
+	Rebuilt []ranv1alpha1.ClusterGroupUpgradeBatch
+	Lost    *rollout.Problem
 	// Others are the clusters other rollouts hold.
 	Others Others
 	// Precache is what pre-caching found before the start; nil when the spec asks for none

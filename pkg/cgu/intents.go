@@ -37,6 +37,8 @@ type Intents struct {
 	// plan's (made before anything is enforced); RecordStatus is each one's progress by name.
 	Records      []ranv1alpha1.ClusterGroupUpgradeBatch
 	RecordStatus map[string]ranv1alpha1.ClusterGroupUpgradeBatchStatus
+	// Rebuilt are records to make again, with their status, before anything is enforced.
+	Rebuilt []ranv1alpha1.ClusterGroupUpgradeBatch
 	// Actions are the clusters whose spec.actions run this pass.
 	Actions Actions
 	// Enforcement is what binds each managed policy to the clusters working on it.

@@ -143,27 +143,63 @@ func GatherIn(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 	if f.Invalid = g.hubAPIs(f.Policies); f.Invalid != nil {
 		return f, nil
 	}
-	var canaries []string
-	maxConcurrency, window := 0, false
-	var growth *plan.Growth
-	if rs := cgu.Spec.RemediationStrategy; rs != nil {
-		canaries, maxConcurrency, window = rs.Canaries, rs.MaxConcurrency, rs.Mode == ranv1alpha1.ModeWindow
-		if rs.Mode == ranv1alpha1.ModeProgressive {
-			growth = GrowthOf(rs.Progressive)
-		}
-	}
+	in := strategy(cgu)
 	// A cluster compliant with every policy is left out, unless steps follow the policies:
 	// no cluster is done with a ManifestWork before it is made.
 	var compliant, unplaced map[string]bool
 	if len(cgu.Spec.ManifestWorkTemplates) == 0 {
 		compliant, unplaced = validate.CompliantWithAll(resolved, f.Selected)
 	}
-	f.Plan, err = plan.Build(plan.Input{Clusters: f.Selected, Canaries: canaries, MaxConcurrency: maxConcurrency,
-		Window: window, Progressive: growth, Compliant: compliant, Unplaced: unplaced})
+	in.Clusters, in.Compliant, in.Unplaced = f.Selected, compliant, unplaced
+	f.Plan, err = plan.Build(in)
 	if err != nil {
 		f.Invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidCanaries, Message: err.Error()}
 	}
 	return f, nil
+}
+
+// strategy is the plan's input as spec.remediationStrategy states it, without clusters.
+func strategy(cgu *ranv1alpha1.ClusterGroupUpgrade) plan.Input {
+	var in plan.Input
+	if rs := cgu.Spec.RemediationStrategy; rs != nil {
+		in.Canaries, in.MaxConcurrency, in.Window = rs.Canaries, rs.MaxConcurrency, rs.Mode == ranv1alpha1.ModeWindow
+		if rs.Mode == ranv1alpha1.ModeProgressive {
+			in.Progressive = GrowthOf(rs.Progressive)
+		}
+	}
+	return in
+}
+
+// Shape gives the clusters of a batch that is not a canary the form spec.remediationStrategy
+// asks for: a sliding window or progressive stages in those modes, a plain batch otherwise.
+func Shape(cgu *ranv1alpha1.ClusterGroupUpgrade) func(clusters []string) plan.Batch {
+	in := strategy(cgu)
+	return func(clusters []string) plan.Batch {
+		in.Clusters, in.Canaries = clusters, nil
+		if p, err := plan.Build(in); err == nil && len(p.Batches) == 1 {
+			return p.Batches[0]
+		}
+		return plan.Batch{Clusters: clusters}
+	}
+}
+
+// CompliantWithEvery tells whether a cluster is compliant with every policy of roots that is
+// still there (an entry is nil for a deleted one), and with one at least.
+func CompliantWithEvery(roots []*policyv1.Policy) func(cluster string) bool {
+	var each []map[string]policyv1.ComplianceState
+	for _, p := range roots {
+		if p != nil {
+			each = append(each, Compliance(p))
+		}
+	}
+	return func(cluster string) bool {
+		for _, c := range each {
+			if c[cluster] != policyv1.Compliant {
+				return false
+			}
+		}
+		return len(each) > 0
+	}
 }
 
 // GrowthOf is the growth of a Progressive rollout's stages as its spec states it, the
