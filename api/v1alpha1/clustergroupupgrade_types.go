@@ -185,23 +185,43 @@ func (s ClusterLabelSelector) LabelSelector() metav1.LabelSelector {
 	return out
 }
 
-// ClusterActions changes labels and annotations of the selected ManagedClusters.
+// LabelValue is the value of a Kubernetes label: at most 63 characters, alphanumeric at both
+// ends, with '-', '_' and '.' between; empty is allowed.
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+type LabelValue string
+
+// ClusterActions changes labels and annotations of the selected ManagedClusters. Keys must be
+// valid label keys and label values valid label values, so that every write the actions call
+// for can be made (TALM accepts any string and fails at run time).
 type ClusterActions struct {
 	// AddClusterLabels adds or updates these labels.
 	// +optional
-	AddClusterLabels map[string]string `json:"addClusterLabels,omitempty"`
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k).hasValue())",message="every key must be a valid label key: an optional DNS subdomain prefix and '/', then a name of at most 63 characters, alphanumeric at both ends, with '-', '_' and '.' between"
+	AddClusterLabels map[string]LabelValue `json:"addClusterLabels,omitempty"`
 	// DeleteClusterLabels removes these labels (only the keys are used).
 	// Deprecated: use removeClusterLabels.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k).hasValue())",message="every key must be a valid label key: an optional DNS subdomain prefix and '/', then a name of at most 63 characters, alphanumeric at both ends, with '-', '_' and '.' between"
 	DeleteClusterLabels map[string]string `json:"deleteClusterLabels,omitempty"`
 	// RemoveClusterLabels removes the labels with these keys.
 	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:items:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
 	RemoveClusterLabels []string `json:"removeClusterLabels,omitempty"`
 	// AddClusterAnnotations adds or updates these annotations.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k.lowerAscii()).hasValue())",message="every key must be a valid annotation key: an optional DNS subdomain prefix and '/', then a name of at most 63 characters, alphanumeric at both ends, with '-', '_' and '.' between"
 	AddClusterAnnotations map[string]string `json:"addClusterAnnotations,omitempty"`
 	// RemoveClusterAnnotations removes the annotations with these keys.
 	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:items:Pattern=`^([A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
 	RemoveClusterAnnotations []string `json:"removeClusterAnnotations,omitempty"`
 }
 

@@ -201,6 +201,11 @@ const (
 	// ReasonRecordsLost stops a rollout whose batch records were lost (deleted by hand)
 	// and could not be rebuilt from its status: it enforces nothing any more.
 	ReasonRecordsLost = "RecordsLost"
+	// ReasonInvalidClusterActions (Validated=False before the start, Reconciled=False after):
+	// spec.actions holds a key or value no ManagedCluster takes; admission refuses these, so
+	// only a ClusterGroupUpgrade stored before it did can. After the start the actions do not
+	// run and the rest of the pass goes on.
+	ReasonInvalidClusterActions = "InvalidClusterActions"
 	// ReasonRecordRebuilt marks the clusters of a batch that ended whose record was lost and
 	// made again: completed when compliant with every managed policy then, else timed out.
 	ReasonRecordRebuilt = "RecordRebuilt"

@@ -189,7 +189,7 @@ func (in *ClusterActions) DeepCopyInto(out *ClusterActions) {
 	*out = *in
 	if in.AddClusterLabels != nil {
 		in, out := &in.AddClusterLabels, &out.AddClusterLabels
-		*out = make(map[string]string, len(*in))
+		*out = make(map[string]LabelValue, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}

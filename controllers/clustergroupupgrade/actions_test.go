@@ -19,10 +19,10 @@ var _ = Describe("Cluster actions and Placement selection", func() {
 		cgu := newCGU("cgu-acts", "upgrade", clusters, 0, p.Name)
 		cgu.Spec.Actions = ranv1alpha1.Actions{
 			BeforeEnable: &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{
-				AddClusterLabels: map[string]string{"upgrade-running": ""},
+				AddClusterLabels: map[string]ranv1alpha1.LabelValue{"upgrade-running": ""},
 			}},
 			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{
-				AddClusterLabels: map[string]string{"upgrade-done": ""}, RemoveClusterLabels: []string{"upgrade-running"},
+				AddClusterLabels: map[string]ranv1alpha1.LabelValue{"upgrade-done": ""}, RemoveClusterLabels: []string{"upgrade-running"},
 				AddClusterAnnotations: map[string]string{"upgraded-to": to},
 			}},
 		}

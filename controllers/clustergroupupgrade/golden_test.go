@@ -102,8 +102,8 @@ var _ = Describe("The golden `oc get cgu -o yaml` of docs/talm-compatibility.md"
 
 		cgu := newCGU("cgu-golden", "sno-upgrade", all, 1, p.Name)
 		cgu.Spec.Actions = ranv1alpha1.Actions{
-			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-running": ""}}},
-			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-done": ""}, RemoveClusterLabels: []string{"ztp-running"}}},
+			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-running": ""}}},
+			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-done": ""}, RemoveClusterLabels: []string{"ztp-running"}}},
 		}
 		fleet.MustCreate(ctx, cgu)
 		stages := map[string]string{}

@@ -68,8 +68,8 @@ var _ = Describe("TALM's status contract", func() {
 		By("a CGU with batches of one and TALM's ZTP actions, not enabled")
 		cgu := newCGU("cgu-talmup", "upgrade", append(clusters, done[0]), 1, p.Name)
 		cgu.Spec.Actions = ranv1alpha1.Actions{
-			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-running": ""}}},
-			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-done": ""}, RemoveClusterLabels: []string{"ztp-running"}}},
+			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-running": ""}}},
+			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-done": ""}, RemoveClusterLabels: []string{"ztp-running"}}},
 		}
 		fleet.MustCreate(ctx, cgu)
 		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
@@ -184,7 +184,7 @@ var _ = Describe("TALM's status contract", func() {
 
 		cgu := newCGU("cgu-talmstarts", "starts-complete", clusters, 1, p.Name, channel.Name)
 		cgu.Spec.Backup, cgu.Spec.PreCaching = true, true
-		cgu.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-done": ""}}}
+		cgu.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-done": ""}}}
 		fleet.MustCreate(ctx, cgu)
 		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
 		st := fleet.Stored(ctx, cgu)(Default).Status
@@ -282,7 +282,7 @@ var _ = Describe("TALM's blocking-mechanisms scenario", func() {
 		blocked := newCGU("cgu-talmblk", "cgu-a", all, 2, p.Name)
 		blocked.Spec.RemediationStrategy.Canaries = all[:1]
 		blocked.Spec.BlockingCRs = []ranv1alpha1.BlockingCR{{Name: blocker.Name, Namespace: blocker.Namespace}}
-		blocked.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"finish": ""}}}
+		blocked.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"finish": ""}}}
 		enableOnCreate(blocked)
 		fleet.MustCreate(ctx, blocked)
 		Eventually(talmConditions(ctx, blocked)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False IncompleteBlockingCR"}))
@@ -364,8 +364,8 @@ var _ = Describe("TALM's soaking scenario", func() {
 		setSoak(ctx, p, 5*time.Second)
 		cgu := newCGU("cgu-talmsoak", "soaking", clusters, 1, p.Name)
 		cgu.Spec.Actions = ranv1alpha1.Actions{
-			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-running": ""}}},
-			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-done": ""}, RemoveClusterLabels: []string{"ztp-running"}}},
+			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-running": ""}}},
+			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-done": ""}, RemoveClusterLabels: []string{"ztp-running"}}},
 		}
 		enableOnCreate(cgu)
 		fleet.MustCreate(ctx, cgu)
@@ -402,7 +402,7 @@ var _ = Describe("TALM's partial batch timeout scenario", func() {
 		withNamespace("talmpart", clusters[0]) // the second cluster's ConfigMap cannot be made: no namespace
 
 		cgu := newCGU("cgu-talmpart", "upgrade", clusters, 2, up.Name, config.Name)
-		cgu.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"ztp-done": ""}}}
+		cgu.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-done": ""}}}
 		enableOnCreate(cgu)
 		fleet.MustCreate(ctx, cgu)
 

@@ -3,6 +3,7 @@ package cgu
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,6 +11,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/backup"
+	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
 	"github.com/cgu-operator/cgu-operator/pkg/gates"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
@@ -130,6 +132,29 @@ func (p *pass) validate() {
 	default:
 		p.in.Invalid = gates.WindowProblem(p.cgu.Spec.MaintenanceWindows)
 	}
+	if p.in.Invalid == nil {
+		p.in.Invalid = actionsProblem(p.cgu.Spec.Actions)
+	}
+}
+
+// actionsProblem says which of spec.actions cannot be written to a ManagedCluster, nil when
+// all can.
+func actionsProblem(a ranv1alpha1.Actions) *rollout.Problem {
+	var problems []string
+	if a.BeforeEnable != nil {
+		if why := clusteractions.Invalid(a.BeforeEnable.ClusterActions); why != "" {
+			problems = append(problems, "spec.actions.beforeEnable: "+why)
+		}
+	}
+	if a.AfterCompletion != nil {
+		if why := clusteractions.Invalid(a.AfterCompletion.ClusterActions); why != "" {
+			problems = append(problems, "spec.actions.afterCompletion: "+why)
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidClusterActions, Message: strings.Join(problems, "; ")}
 }
 
 // decide lets pkg/rollout decide, through the gates pkg/gates builds from the facts.
@@ -234,6 +259,12 @@ func (p *pass) records() {
 // out of the plan as already compliant.
 func (p *pass) actions() {
 	actions := p.cgu.Spec.Actions
+	if p.f.Started {
+		// Stored before admission refused them: the pass goes on without the actions.
+		if p.in.ActionsProblem = actionsProblem(actions); p.in.ActionsProblem != nil {
+			return
+		}
+	}
 	if p.in.StartedNow && actions.BeforeEnable != nil {
 		p.in.Actions.BeforeEnable = allClusters(p.in.Plan)
 	}

@@ -2,6 +2,7 @@ package cgu
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,6 +181,12 @@ func TestDecideInvalid(t *testing.T) {
 				f.Upgrade.Spec.MaintenanceWindows = &ranv1alpha1.MaintenanceWindows{Windows: []ranv1alpha1.MaintenanceWindow{
 					{Start: "02:00", Duration: metav1.Duration{Duration: time.Hour}, TimeZone: "Mars/Olympus"}}}
 			}},
+		{name: "then the cluster actions' (stored before admission refused them)", condition: ranv1alpha1.ConditionValidated,
+			reason: ranv1alpha1.ReasonInvalidClusterActions,
+			change: func(f *Facts) {
+				f.Upgrade.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{
+					AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp done": ""}}}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := fresh()
@@ -206,9 +213,9 @@ func TestDecideInvalid(t *testing.T) {
 func TestDecideStart(t *testing.T) {
 	f := fresh()
 	f.Upgrade.Spec.Actions.BeforeEnable = &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{
-		AddClusterLabels: map[string]string{"upgrading": ""}}}
+		AddClusterLabels: map[string]ranv1alpha1.LabelValue{"upgrading": ""}}}
 	f.Upgrade.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{
-		AddClusterLabels: map[string]string{"ztp-done": ""}}}
+		AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-done": ""}}}
 	in := Decide(f, Config{}, decideAt)
 	if !in.StartedNow || in.Status.StartedAt == nil {
 		t.Fatalf("started now %v, status.startedAt %v", in.StartedNow, in.Status.StartedAt)
@@ -418,7 +425,7 @@ func TestDecideHealthJobs(t *testing.T) {
 func TestDecideProgress(t *testing.T) {
 	f := fresh()
 	f.Upgrade.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{
-		AddClusterLabels: map[string]string{"ztp-done": ""}}}
+		AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-done": ""}}}
 	in := Decide(f, Config{}, decideAt)
 	f = next(t, f, in, policy("upgrade", []string{"c1"}, "c1", "c2", "c3"))
 	in = Decide(f, Config{}, decideAt.Add(time.Minute))
@@ -634,5 +641,27 @@ func TestDecideRebuiltRecords(t *testing.T) {
 	in := Decide(rebuilt, Config{}, decideAt.Add(time.Minute))
 	if len(in.Rebuilt) != 1 || in.Rebuilt[0].Name != f.Records[1].Name || in.Status.State != ranv1alpha1.StateNotCompleted {
 		t.Fatalf("rebuilt %d records, state %s: want the lost one made again and the rollout going on", len(in.Rebuilt), in.Status.State)
+	}
+}
+
+// A started rollout whose cluster actions no ManagedCluster takes (stored before admission
+// refused them) goes on without them, and says so: before, the write failed every pass once
+// a cluster completed, and nothing else was decided.
+func TestDecideInvalidActionsAfterTheStart(t *testing.T) {
+	f := fresh()
+	f = next(t, f, Decide(f, Config{}, decideAt), policy("upgrade", []string{"c1"}, "c1", "c2", "c3"))
+	f.Upgrade.Spec.Actions.AfterCompletion = &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{
+		AddClusterLabels: map[string]ranv1alpha1.LabelValue{"upgraded": "4.18/ok"}}}
+	in := Decide(f, Config{}, decideAt.Add(time.Minute))
+	if len(in.Actions.AfterCompletion) != 0 || in.ActionsProblem == nil {
+		t.Fatalf("actions on %v, problem %v: want none run, and why", in.Actions.AfterCompletion, in.ActionsProblem)
+	}
+	c := condition(in.Status, ranv1alpha1.ConditionReconciled)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ranv1alpha1.ReasonInvalidClusterActions ||
+		!strings.Contains(c.Message, `spec.actions.afterCompletion: addClusterLabels value "4.18/ok"`) {
+		t.Fatalf("Reconciled %+v, want False InvalidClusterActions naming the value", c)
+	}
+	if !in.Enforcement.Write || in.Status.State != ranv1alpha1.StateNotCompleted || in.Status.Counts.Completed != 1 {
+		t.Fatalf("enforcement written %v, state %s, %d completed: want the rollout going on", in.Enforcement.Write, in.Status.State, in.Status.Counts.Completed)
 	}
 }

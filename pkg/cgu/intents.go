@@ -39,8 +39,10 @@ type Intents struct {
 	RecordStatus map[string]ranv1alpha1.ClusterGroupUpgradeBatchStatus
 	// Rebuilt are records to make again, with their status, before anything is enforced.
 	Rebuilt []ranv1alpha1.ClusterGroupUpgradeBatch
-	// Actions are the clusters whose spec.actions run this pass.
-	Actions Actions
+	// Actions are the clusters whose spec.actions run this pass. ActionsProblem says, once
+	// started, why none runs: the actions hold keys or values no ManagedCluster takes.
+	Actions        Actions
+	ActionsProblem *rollout.Problem
 	// Enforcement is what binds each managed policy to the clusters working on it.
 	Enforcement Enforcement
 	// Spoke are the spoke-side objects to make: each is made only when missing.

@@ -45,6 +45,10 @@ func (p *pass) status() {
 	st.ManagedPoliciesForUpgrade = p.acceptedPolicies()
 	st.Enforcement = p.in.Mode
 	p.setConditions(st)
+	if a := p.in.ActionsProblem; a != nil {
+		setCondition(st, p.cgu.Generation, ranv1alpha1.ConditionReconciled, metav1.ConditionFalse, a.Reason,
+			"the cluster actions do not run: "+a.Message)
+	}
 	p.setCheckStatus(st)
 	p.setTALMStatus(st)
 	p.in.Status = *st

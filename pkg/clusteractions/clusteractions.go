@@ -6,8 +6,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
@@ -21,6 +24,37 @@ var ManagedClusterGVK = managedclusters.GVK
 func Empty(a ranv1alpha1.ClusterActions) bool {
 	return len(a.AddClusterLabels) == 0 && len(a.DeleteClusterLabels) == 0 && len(a.RemoveClusterLabels) == 0 &&
 		len(a.AddClusterAnnotations) == 0 && len(a.RemoveClusterAnnotations) == 0
+}
+
+// Invalid says what in a cannot be written to a ManagedCluster (a key that is not a label
+// or annotation key, a value that is not a label value), empty when everything can. The CRD
+// refuses these at admission; a ClusterGroupUpgrade stored before it did may still hold some.
+func Invalid(a ranv1alpha1.ClusterActions) string {
+	var problems []string
+	key := func(field, k string) {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			problems = append(problems, fmt.Sprintf("%s key %q: %s", field, k, errs[0]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.AddClusterLabels)) {
+		key("addClusterLabels", k)
+		if errs := validation.IsValidLabelValue(string(a.AddClusterLabels[k])); len(errs) > 0 {
+			problems = append(problems, fmt.Sprintf("addClusterLabels value %q: %s", a.AddClusterLabels[k], errs[0]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.DeleteClusterLabels)) {
+		key("deleteClusterLabels", k)
+	}
+	for _, k := range a.RemoveClusterLabels {
+		key("removeClusterLabels", k)
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.AddClusterAnnotations)) {
+		key("addClusterAnnotations", strings.ToLower(k))
+	}
+	for _, k := range a.RemoveClusterAnnotations {
+		key("removeClusterAnnotations", strings.ToLower(k))
+	}
+	return strings.Join(problems, "; ")
 }
 
 // Apply returns a cluster's labels and annotations after the actions, and whether they
@@ -41,7 +75,9 @@ func Apply(labels, annotations map[string]string, a ranv1alpha1.ClusterActions) 
 	for _, k := range a.RemoveClusterLabels {
 		delete(newLabels, k)
 	}
-	maps.Copy(newLabels, a.AddClusterLabels)
+	for k, v := range a.AddClusterLabels {
+		newLabels[k] = string(v)
+	}
 	for _, k := range a.RemoveClusterAnnotations {
 		delete(newAnnotations, k)
 	}

@@ -90,9 +90,9 @@ func Upgrade(cluster string, waves []WavePolicy) *ranv1alpha1.ClusterGroupUpgrad
 			RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 1, Timeout: defaultTimeout},
 			Actions: ranv1alpha1.Actions{
 				BeforeEnable: &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{
-					AddClusterLabels: map[string]string{RunningLabel: ""}}},
+					AddClusterLabels: map[string]ranv1alpha1.LabelValue{RunningLabel: ""}}},
 				AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{
-					AddClusterLabels: map[string]string{DoneLabel: ""}, RemoveClusterLabels: []string{RunningLabel}}},
+					AddClusterLabels: map[string]ranv1alpha1.LabelValue{DoneLabel: ""}, RemoveClusterLabels: []string{RunningLabel}}},
 			},
 		},
 	}

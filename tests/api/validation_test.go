@@ -194,6 +194,51 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   clusterLabelSelectors: [`+strings.Repeat("{matchLabels: {a: b}}, ", 64)+`{}]
   remediationStrategy: {maxConcurrency: 1}`,
 			"spec.clusterLabelSelectors: Too many: 65: must have at most 64 items"),
+		Entry("a label key with a space", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  actions: {afterCompletion: {addClusterLabels: {"ztp done": ""}}}`,
+			"spec.actions.afterCompletion.addClusterLabels: Invalid value: every key must be a valid label key: an optional DNS subdomain prefix"),
+		Entry("a label key with a bad prefix", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  actions: {beforeEnable: {addClusterLabels: {"Example.COM/x": "y"}}}`,
+			"spec.actions.beforeEnable.addClusterLabels: Invalid value: every key must be a valid label key"),
+		Entry("a label value with a slash", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  actions: {afterCompletion: {addClusterLabels: {upgraded: "4.18/ok"}}}`,
+			"spec.actions.afterCompletion.addClusterLabels.upgraded: Invalid value: \"4.18/ok\": spec.actions.afterCompletion.addClusterLabels.upgraded in body should match"),
+		Entry("a label value of 64 characters", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  actions: {afterCompletion: {addClusterLabels: {upgraded: "`+strings.Repeat("v", 64)+`"}}}`,
+			"spec.actions.afterCompletion.addClusterLabels.upgraded: Too long: may not be more than 63 bytes"),
+		Entry("a deprecated deleteClusterLabels key ending in a dash", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  actions: {afterCompletion: {deleteClusterLabels: {"ztp-running-": ""}}}`,
+			"spec.actions.afterCompletion.deleteClusterLabels: Invalid value: every key must be a valid label key"),
+		Entry("a label to remove that is no key", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  actions: {afterCompletion: {removeClusterLabels: ["ztp running"]}}`,
+			"spec.actions.afterCompletion.removeClusterLabels[0]: Invalid value: \"ztp running\""),
+		Entry("an annotation key with two slashes", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  actions: {beforeEnable: {addClusterAnnotations: {"a/b/c": "any value / at all"}}}`,
+			"spec.actions.beforeEnable.addClusterAnnotations: Invalid value: every key must be a valid annotation key"),
+		Entry("an annotation to remove of 318 characters", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  actions: {beforeEnable: {removeClusterAnnotations: ["`+strings.Repeat("a", 318)+`"]}}`,
+			"spec.actions.beforeEnable.removeClusterAnnotations[0]: Too long: may not be more than 317 bytes"),
+		Entry("65 labels to add", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  actions: {afterCompletion: {addClusterLabels: {`+manyLabels(65)+`}}}`,
+			"spec.actions.afterCompletion.addClusterLabels: Too many: 65: must have at most 64 items"),
 		Entry("a misspelt field", `
   clusters: [a]
   remediationStrategy: {maxConcurency: 1}`,
@@ -257,6 +302,18 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   clusters: [a]
   remediationStrategy: {maxConcurrency: 1}
   preCachingConfigRef: {name: settings}`),
+		Entry("cluster actions with the labels ZTP and people write, 64 of them at most", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  actions:
+    beforeEnable:
+      addClusterLabels: {ztp-running: "", "example.com/upgrade-wave": "wave_2.a", `+manyLabels(62)+`}
+      addClusterAnnotations: {"import.open-cluster-management.io/disable-auto-import": "true", "Example.COM/Note": "any text / at all"}
+    afterCompletion:
+      addClusterLabels: {ztp-done: ""}
+      deleteClusterLabels: {ztp-running: ""}
+      removeClusterLabels: [ztp-running, "example.com/upgrade-wave"]
+      removeClusterAnnotations: ["import.open-cluster-management.io/disable-auto-import", "Example.COM/Note"]`),
 		Entry("label selectors with every operator", `
   clusterLabelSelectors:
   - matchLabels: {common: "true"}
@@ -326,3 +383,12 @@ var _ = Describe("ClusterGroupUpgrade defaults", func() {
 		Expect(got.Spec.Actions.AfterCompletion.DeleteObjects).To(Equal(ptr.To(false)))
 	})
 })
+
+// manyLabels writes n labels of a YAML flow map.
+func manyLabels(n int) string {
+	labels := make([]string, n)
+	for i := range labels {
+		labels[i] = fmt.Sprintf("l%d: v", i)
+	}
+	return strings.Join(labels, ", ")
+}

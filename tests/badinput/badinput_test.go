@@ -259,6 +259,15 @@ var _ = Describe("Malformed and hostile ClusterGroupUpgrades", func() {
   enable: true
   remediationStrategy: {maxConcurrency: 1}`, strings.Repeat("p", 253)))),
 
+		// Cluster actions: every key and value must be one a ManagedCluster takes (before,
+		// these were stored, and once a cluster completed every pass failed on the write).
+		Entry("a label key with a space to add", refused("spec.actions.afterCompletion.addClusterLabels: Invalid value: every key must be a valid label key").withSpec(base+`
+  actions: {afterCompletion: {addClusterLabels: {"ztp done": ""}}}`)),
+		Entry("a label value with a slash to add", refused(`spec.actions.afterCompletion.addClusterLabels.upgraded: Invalid value: "4.18/ok"`).withSpec(base+`
+  actions: {afterCompletion: {addClusterLabels: {upgraded: "4.18/ok"}}}`)),
+		Entry("an annotation key with two slashes to add", refused("spec.actions.beforeEnable.addClusterAnnotations: Invalid value: every key must be a valid annotation key").withSpec(base+`
+  actions: {beforeEnable: {addClusterAnnotations: {"a/b/c": x}}}`)),
+
 		// Blocking.
 		Entry("a blocking cycle: A blocks B blocks A", hostile{
 			name: "cycle-a", companions: map[string]string{"cycle-b": base + `

@@ -170,8 +170,8 @@ var _ = Describe("The operator with exactly its generated ClusterRole", func() {
 		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy
 		cgu.Spec.RemediationStrategy.MaxConcurrency = 1
 		cgu.Spec.Actions = ranv1alpha1.Actions{
-			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"upgrading": "true"}}},
-			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{"upgraded": to}, RemoveClusterLabels: []string{"upgrading"}}, DeleteObjects: ptr.To(false)},
+			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"upgrading": "true"}}},
+			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"upgraded": to}, RemoveClusterLabels: []string{"upgrading"}}, DeleteObjects: ptr.To(false)},
 		}
 		create(ctx, cgu)
 

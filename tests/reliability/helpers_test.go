@@ -43,7 +43,7 @@ func rolloutOf(namespace string, clusters []string, maxConcurrency int, policyNa
 			Clusters: clusters, ManagedPolicies: policyNames, Enable: ptr.To(true),
 			RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: maxConcurrency, Timeout: 240},
 			Actions: ranv1alpha1.Actions{AfterCompletion: &ranv1alpha1.AfterCompletion{
-				ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]string{doneLabel: name}},
+				ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{doneLabel: name}},
 			}},
 		},
 	}
