@@ -82,3 +82,12 @@ func TestNamesFitTheirLimits(t *testing.T) {
 		}
 	}
 }
+
+// A label value is its own label value: the orphan sweep names an owner by it.
+func TestLabelValueOfALabelValue(t *testing.T) {
+	for _, name := range []string{"upgrade", strings.Repeat("n", 63), strings.Repeat("long-name.", 25)} {
+		if v := LabelValue(name); LabelValue(v) != v {
+			t.Errorf("LabelValue(%q) = %q, whose label value is %q", name, v, LabelValue(v))
+		}
+	}
+}

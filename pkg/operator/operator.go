@@ -36,6 +36,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/controllers/clustergroupupgrade"
 	"github.com/cgu-operator/cgu-operator/controllers/imagebasedgroupupgrade"
+	orphanscontroller "github.com/cgu-operator/cgu-operator/controllers/orphans"
 	ztpcontroller "github.com/cgu-operator/cgu-operator/controllers/ztp"
 	"github.com/cgu-operator/cgu-operator/pkg/emitter"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
@@ -263,6 +264,10 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	}
 	if err := ib.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ImageBasedGroupUpgrade controller: %w", err)
+	}
+	sweep := &orphanscontroller.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Copies: mgr.GetCache(), Unserved: hub.unserved}
+	if err := sweep.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the orphan sweep: %w", err)
 	}
 	if err := startInformers(mgr, hub.unserved); err != nil {
 		return err

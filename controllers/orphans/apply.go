@@ -1,0 +1,28 @@
+package orphans
+
+import (
+	"context"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/cgu-operator/cgu-operator/pkg/orphans"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+)
+
+// apply deletes the owner's objects when the decision says so. The owner label value stands
+// for the name: names.LabelValue of a label value is the value itself.
+func (r *Reconciler) apply(ctx context.Context, namespace, value string, in orphans.Intents) error {
+	if !in.Sweep {
+		return nil
+	}
+	c := ownership.Cleaner{Client: r.Client, Copies: r.Copies, Unserved: r.Unserved}
+	found, err := c.Cleanup(ctx, ownership.Owner{Namespace: namespace, Name: value})
+	if err != nil {
+		return fmt.Errorf("deleting the objects of a ClusterGroupUpgrade that is gone: %w", err)
+	}
+	if found > 0 {
+		ctrl.LoggerFrom(ctx).Info("Deleted the objects of a ClusterGroupUpgrade that is gone", "objects", found)
+	}
+	return nil
+}
