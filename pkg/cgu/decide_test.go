@@ -665,3 +665,35 @@ func TestDecideInvalidActionsAfterTheStart(t *testing.T) {
 		t.Fatalf("enforcement written %v, state %s, %d completed: want the rollout going on", in.Enforcement.Write, in.Status.State, in.Status.Counts.Completed)
 	}
 }
+
+// A status wiped mid-rollout (a hub restore that drops status) loses the accepted policy
+// generations: the next batch waits for an approval instead of taking whatever the policies
+// say now, and enforce copies keep their content meanwhile; the approval accepts them. Before,
+// the policies were resolved again and a changed one was accepted silently.
+func TestDecideWipedStatusAsksForApproval(t *testing.T) {
+	f := fresh()
+	f = next(t, f, Decide(f, Config{}, decideAt), policy("upgrade", nil, "c1", "c2", "c3"))
+	wiped := f
+	wiped.Upgrade = f.Upgrade.DeepCopy()
+	wiped.Upgrade.Status = ranv1alpha1.ClusterGroupUpgradeStatus{}
+	changed := policy("upgrade", []string{"c1", "c2"}, "c1", "c2", "c3")
+	changed.Generation = 2
+	wiped.Roots = []*policyv1.Policy{changed}
+	in := Decide(wiped, Config{}, decideAt.Add(time.Minute))
+	if w := in.Status.Waiting; w == nil || w.Reason != ranv1alpha1.ReasonManagedPolicyChanged || w.Batch != 2 {
+		t.Fatalf("waiting %+v, want batch 2 waiting for the approval of a policy change", w)
+	}
+	if !in.Enforcement.Frozen[0] || len(in.Status.ManagedPoliciesForUpgrade) != 0 {
+		t.Fatalf("frozen %v, accepted %v: want the copy kept and nothing accepted", in.Enforcement.Frozen, in.Status.ManagedPoliciesForUpgrade)
+	}
+
+	approved := next(t, wiped, in, changed)
+	approved.Upgrade.Annotations = map[string]string{ranv1alpha1.AnnotationApproveBatch: "2"}
+	in = Decide(approved, Config{}, decideAt.Add(2*time.Minute))
+	if cb := in.Status.CurrentBatch; cb == nil || cb.Index != 2 || in.Status.Waiting != nil {
+		t.Fatalf("current batch %+v, waiting %+v: want batch 2 started once approved", cb, in.Status.Waiting)
+	}
+	if acc := in.Status.ManagedPoliciesForUpgrade; len(acc) != 1 || acc[0].Generation != 2 || in.Enforcement.Frozen[0] {
+		t.Fatalf("accepted %+v, frozen %v: want generation 2 accepted", acc, in.Enforcement.Frozen)
+	}
+}

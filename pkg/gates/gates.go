@@ -202,7 +202,15 @@ func WindowProblem(mw *ranv1alpha1.MaintenanceWindows) *rollout.Problem {
 // ChangedPolicy names the first managed policy whose generation moved since the rollout
 // accepted it (accepted, status.managedPoliciesForUpgrade; roots in the same order, nil
 // when gone), "" when none did.
+//
+// With no accepted policy recorded while there are policies (a status wiped, as by a hub
+// restore that drops status), nobody can tell whether one changed: that counts as a change,
+// so the next batch waits for an approval, which accepts them as they are then.
 func ChangedPolicy(accepted []ranv1alpha1.PolicyReference, roots []*policyv1.Policy) string {
+	if len(accepted) == 0 && slices.ContainsFunc(roots, func(p *policyv1.Policy) bool { return p != nil }) {
+		return "The generations of the managed policies the rollout accepted were lost with its status " +
+			"(status.managedPoliciesForUpgrade is empty), so a change to them cannot be told apart"
+	}
 	for i, ref := range accepted {
 		if i >= len(roots) || roots[i] == nil || ref.Generation == 0 {
 			continue
@@ -239,7 +247,16 @@ func Accepted(recorded []ranv1alpha1.PolicyReference, roots []*policyv1.Policy, 
 // Frozen marks, by their index in roots, the managed policies whose generation differs from
 // the one the rollout accepts: their enforce copies keep the accepted content until a batch
 // starts with the change approved.
+//
+// With no accepted policy recorded (a status wiped) every enforce copy keeps what it has.
 func Frozen(accepted []ranv1alpha1.PolicyReference, roots []*policyv1.Policy) map[int]bool {
+	if len(accepted) == 0 {
+		out := make(map[int]bool, len(roots))
+		for i := range roots {
+			out[i] = true
+		}
+		return out
+	}
 	generations := make(map[string]int64, len(accepted))
 	for _, ref := range accepted {
 		generations[ref.Namespace+"/"+ref.Name] = ref.Generation

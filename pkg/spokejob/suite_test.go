@@ -43,6 +43,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(env.Hub.Stop()).To(Succeed()) })
+	env.MustStandIn(ctx, owner)
 })
 
 // play is what the program does on a spoke, for the Job of a run.

@@ -35,6 +35,7 @@ var _ = Describe("Views of a rollout", func() {
 	It("read each cluster's ClusterVersion through its agent, and are deleted with the rollout's objects", func(ctx SpecContext) {
 		clusters := env.MustJoinFleet(ctx, "viewed", 2)
 		owner := ownership.Owner{Namespace: "cgu-views", Name: "upgrade"}
+		env.MustStandIn(ctx, owner)
 		v := views.Views{Client: env.Hub.Client, Owner: owner}
 		cv, reason, err := v.ClusterVersion(ctx, clusters[0])
 		Expect(err).NotTo(HaveOccurred())

@@ -20,8 +20,11 @@ import (
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"k8s.io/utils/ptr"
+
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
@@ -288,6 +291,17 @@ func (e *Env) MustCreate(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgra
 		gomega.ExpectWithOffset(1, client.IgnoreAlreadyExists(err)).To(gomega.Succeed())
 	}
 	gomega.ExpectWithOffset(1, e.Hub.Client.Create(ctx, cgu)).To(gomega.Succeed())
+}
+
+// MustStandIn creates a disabled ClusterGroupUpgrade for owner, selecting nothing, for specs
+// that make objects for a rollout themselves: without one, the operator's orphan sweep
+// deletes them as objects of a rollout that is gone.
+func (e *Env) MustStandIn(ctx context.Context, owner ownership.Owner) {
+	e.MustCreate(ctx, &ranv1alpha1.ClusterGroupUpgrade{
+		ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: owner.Name},
+		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{Enable: ptr.To(false),
+			RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 1}},
+	})
 }
 
 // Stored returns a function reading the ClusterGroupUpgrade as stored, for Eventually.
