@@ -29,6 +29,7 @@ require (
 	k8s.io/api v0.35.5
 	k8s.io/apiextensions-apiserver v0.35.5
 	k8s.io/apimachinery v0.35.5
+	k8s.io/apiserver v0.35.5
 	k8s.io/cli-runtime v0.35.5
 	k8s.io/client-go v0.35.5
 	k8s.io/klog/v2 v2.130.1
@@ -172,7 +173,6 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/apiserver v0.35.5 // indirect
 	k8s.io/component-base v0.35.5 // indirect
 	k8s.io/klog v1.0.0 // indirect
 	k8s.io/kms v0.35.5 // indirect

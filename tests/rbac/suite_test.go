@@ -80,6 +80,8 @@ var (
 	simulator   *sim.Simulator
 	logs        = &syncBuffer{}
 	metricsAddr string
+	// used records the requests the operator sends (grants_test.go).
+	used = newUsedRequests()
 )
 
 // syncBuffer is a bytes.Buffer safe for the operator's goroutines.
@@ -170,6 +172,9 @@ var _ = AfterEach(func() {
 
 var _ = AfterSuite(func() {
 	Expect(forbiddenLines(0)).To(BeEmpty(), "the API server refused a request of the operator")
+	if os.Getenv(dropEnv) == "" {
+		expectEveryGrantUsed()
+	}
 })
 
 // grantOperator creates the operator's namespace and ServiceAccount, the ClusterRole and
@@ -210,6 +215,7 @@ func grantOperator(ctx context.Context) *rest.Config {
 		UserName: "system:serviceaccount:" + operatorNS + ":" + serviceAccount,
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + operatorNS, "system:authenticated"},
 	}
+	cfg.Wrap(used.wrap)
 	return cfg
 }
 
