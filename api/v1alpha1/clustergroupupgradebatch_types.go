@@ -8,6 +8,10 @@ import (
 // the ClusterGroupUpgrade's name.
 const LabelUpgradeName = "ran.openshift.io/cgu"
 
+// RecordedPoliciesLimit is the most managed policies a batch record keeps (spec.policies);
+// a rollout of more keeps none there.
+const RecordedPoliciesLimit = 1000
+
 // ClusterGroupUpgradeBatchSpec is one part of one batch of a frozen remediation plan.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: the plan is frozen once written"
 type ClusterGroupUpgradeBatchSpec struct {
@@ -48,6 +52,13 @@ type ClusterGroupUpgradeBatchSpec struct {
 	// +optional
 	// +kubebuilder:validation:Enum=Reset;Stop
 	OnUnhealthy UnhealthyAction `json:"onUnhealthy,omitempty"`
+	// Policies are the managed policies with the generations the rollout accepted when it
+	// started (status.managedPoliciesForUpgrade then): what a status lost since is read back
+	// from, so that a policy changed after the start still waits for an approval. Absent on
+	// records written before this field existed.
+	// +optional
+	// +kubebuilder:validation:MaxItems=1000
+	Policies []PolicyReference `json:"policies,omitempty"`
 	// Clusters of this part of the batch, in plan order.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=250

@@ -384,6 +384,11 @@ func (in *ClusterGroupUpgradeBatchSpec) DeepCopyInto(out *ClusterGroupUpgradeBat
 		*out = make([]int, len(*in))
 		copy(*out, *in)
 	}
+	if in.Policies != nil {
+		in, out := &in.Policies, &out.Policies
+		*out = make([]PolicyReference, len(*in))
+		copy(*out, *in)
+	}
 	if in.Clusters != nil {
 		in, out := &in.Clusters, &out.Clusters
 		*out = make([]string, len(*in))

@@ -178,7 +178,8 @@ func (p *pass) decide() {
 	}
 	p.in.Approvals = gates.Approvals(cgu, p.now)
 	in := gates.Input{Upgrade: cgu, Now: p.now, Started: p.f.Started, Plan: p.in.Plan, Approvals: p.in.Approvals, Roots: p.f.Roots,
-		Busy: p.f.Others.Busy, Capacity: p.capacity(), Progress: p.f.Progress, Verdicts: p.verdicts,
+		Accepted: p.recordedAccepted(),
+		Busy:     p.f.Others.Busy, Capacity: p.capacity(), Progress: p.f.Progress, Verdicts: p.verdicts,
 		HealthBefore: p.f.Health.Before, HealthAfter: p.f.Health.After,
 		Precaching: p.precacheGate(), Backup: p.backupGate()}
 	if p.f.Works != nil {
@@ -248,6 +249,11 @@ func (p *pass) records() {
 	records := p.f.Records
 	if p.in.StartedNow {
 		records = plan.Records(p.in.Plan, p.cgu.Namespace, p.cgu.Name)
+		if accepted := p.acceptedPolicies(); len(accepted) <= ranv1alpha1.RecordedPoliciesLimit {
+			for i := range records {
+				records[i].Spec.Policies = accepted
+			}
+		}
 	}
 	p.in.Records, p.in.Rebuilt = records, p.f.Rebuilt
 	p.in.RecordStatus = rollout.RecordStatuses(records, p.in.Decision, p.in.Plan, p.policyNames(), p.now)
@@ -347,7 +353,24 @@ func (p *pass) enforcement() {
 func (p *pass) acceptedPolicies() []ranv1alpha1.PolicyReference {
 	d := p.in.Decision
 	batchStarts := p.in.StartedNow || (d.Progress.Batch != p.f.Progress.Batch && !d.Progress.Finished)
-	return gates.Accepted(p.before.ManagedPoliciesForUpgrade, p.f.Roots, p.f.Started, batchStarts)
+	return gates.Accepted(p.recordedAccepted(), p.f.Roots, p.f.Started, batchStarts)
+}
+
+// recordedAccepted are the managed policies with the generations the rollout accepted before
+// this pass: as the status recorded them, or, when the status lost them (a pass stopped
+// before its status write at the start, a status wiped), as the batch records froze them at
+// the start; a policy changed since then waits for an approval again. Records written
+// before they held policies give none: the policies as read now are accepted, as before.
+func (p *pass) recordedAccepted() []ranv1alpha1.PolicyReference {
+	if len(p.before.ManagedPoliciesForUpgrade) > 0 || !p.f.Started {
+		return p.before.ManagedPoliciesForUpgrade
+	}
+	for _, r := range p.f.Records {
+		if len(r.Spec.Policies) > 0 {
+			return r.Spec.Policies
+		}
+	}
+	return nil
 }
 
 // allClusters are the plan's clusters, in plan order.

@@ -667,12 +667,14 @@ func TestDecideInvalidActionsAfterTheStart(t *testing.T) {
 }
 
 // A status wiped mid-rollout (a hub restore that drops status) loses the accepted policy
-// generations: the next batch waits for an approval instead of taking whatever the policies
-// say now, and enforce copies keep their content meanwhile; the approval accepts them. Before,
-// the policies were resolved again and a changed one was accepted silently.
+// generations: they are read back from the batch records, which froze them at the start, so
+// a policy changed since still waits for an approval before the next batch, its enforce copy
+// keeping its content meanwhile; the approval accepts it. Before, the policies were resolved
+// again and a changed one was accepted silently.
 func TestDecideWipedStatusAsksForApproval(t *testing.T) {
 	f := fresh()
 	f = next(t, f, Decide(f, Config{}, decideAt), policy("upgrade", nil, "c1", "c2", "c3"))
+	expectFrozenPolicies(t, f.Records)
 	wiped := f
 	wiped.Upgrade = f.Upgrade.DeepCopy()
 	wiped.Upgrade.Status = ranv1alpha1.ClusterGroupUpgradeStatus{}
@@ -680,11 +682,12 @@ func TestDecideWipedStatusAsksForApproval(t *testing.T) {
 	changed.Generation = 2
 	wiped.Roots = []*policyv1.Policy{changed}
 	in := Decide(wiped, Config{}, decideAt.Add(time.Minute))
-	if w := in.Status.Waiting; w == nil || w.Reason != ranv1alpha1.ReasonManagedPolicyChanged || w.Batch != 2 {
-		t.Fatalf("waiting %+v, want batch 2 waiting for the approval of a policy change", w)
+	if w := in.Status.Waiting; w == nil || w.Reason != ranv1alpha1.ReasonManagedPolicyChanged || w.Batch != 2 ||
+		!strings.Contains(in.Status.Message, "generation 1, now 2") {
+		t.Fatalf("waiting %+v, want batch 2 waiting for the approval of the change from generation 1 to 2", w)
 	}
-	if !in.Enforcement.Frozen[0] || len(in.Status.ManagedPoliciesForUpgrade) != 0 {
-		t.Fatalf("frozen %v, accepted %v: want the copy kept and nothing accepted", in.Enforcement.Frozen, in.Status.ManagedPoliciesForUpgrade)
+	if acc := in.Status.ManagedPoliciesForUpgrade; !in.Enforcement.Frozen[0] || len(acc) != 1 || acc[0].Generation != 1 {
+		t.Fatalf("frozen %v, accepted %+v: want the copy kept and generation 1 still accepted", in.Enforcement.Frozen, acc)
 	}
 
 	approved := next(t, wiped, in, changed)
@@ -695,5 +698,44 @@ func TestDecideWipedStatusAsksForApproval(t *testing.T) {
 	}
 	if acc := in.Status.ManagedPoliciesForUpgrade; len(acc) != 1 || acc[0].Generation != 2 || in.Enforcement.Frozen[0] {
 		t.Fatalf("accepted %+v, frozen %v: want generation 2 accepted", acc, in.Enforcement.Frozen)
+	}
+}
+
+// A pass stopped between the records and the status write at the start leaves no accepted
+// policies in status: the records' are used, the policy unchanged, and the rollout goes on
+// without asking anything; records from before they held policies accept the policies as
+// they are, as before.
+func TestDecideStatusLostAtTheStartGoesOn(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		legacy bool
+	}{{name: "records with policies"}, {name: "records without policies", legacy: true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fresh()
+			f = next(t, f, Decide(f, Config{}, decideAt), policy("upgrade", []string{"c1", "c2"}, "c1", "c2", "c3"))
+			f.Upgrade.Status = ranv1alpha1.ClusterGroupUpgradeStatus{}
+			if tc.legacy {
+				for i := range f.Records {
+					f.Records[i].Spec.Policies = nil
+				}
+			}
+			in := Decide(f, Config{}, decideAt.Add(time.Minute))
+			if cb := in.Status.CurrentBatch; cb == nil || cb.Index != 2 || in.Status.Waiting != nil {
+				t.Fatalf("current batch %+v, waiting %+v: want batch 2 started", cb, in.Status.Waiting)
+			}
+			if acc := in.Status.ManagedPoliciesForUpgrade; len(acc) != 1 || acc[0].Generation != 1 {
+				t.Fatalf("accepted %+v, want generation 1", acc)
+			}
+		})
+	}
+}
+
+// expectFrozenPolicies checks that each record froze the managed policy at generation 1.
+func expectFrozenPolicies(t *testing.T, records []ranv1alpha1.ClusterGroupUpgradeBatch) {
+	t.Helper()
+	for _, r := range records {
+		if got := r.Spec.Policies; len(got) != 1 || got[0].Generation != 1 {
+			t.Fatalf("record %s froze policies %+v, want upgrade at generation 1", r.Name, got)
+		}
 	}
 }

@@ -28,7 +28,7 @@ import (
 // Input is what the gates of one reconcile are built from.
 type Input struct {
 	// Upgrade is the ClusterGroupUpgrade as read: its spec's safety fields, and what its
-	// status recorded of pauses and of the managed policies it accepted.
+	// status recorded of pauses.
 	Upgrade *ranv1alpha1.ClusterGroupUpgrade
 	Now     time.Time
 	// Started is true when the rollout started before this reconcile.
@@ -39,6 +39,9 @@ type Input struct {
 	// Roots are the managed root policies as read now, in the order of
 	// status.managedPoliciesForUpgrade; an entry is nil when its policy is gone.
 	Roots []*policyv1.Policy
+	// Accepted are the managed policies with the generations the rollout accepted, once
+	// started: status.managedPoliciesForUpgrade, or the batch records' when the status lost it.
+	Accepted []ranv1alpha1.PolicyReference
 	// Busy maps each cluster another rollout has InProgress to that rollout.
 	Busy map[string]string
 	// Capacity is the room left under the hub-wide cap; nil without a cap.
@@ -83,7 +86,7 @@ func Build(in Input) rollout.Gates {
 	g.MaxFailures = Budget(spec.MaxFailures, in.Plan.Clusters())
 	g.Approval = approval(spec.Approval, in.Plan, in.Approvals)
 	if in.Started {
-		g.PolicyChanged = ChangedPolicy(in.Upgrade.Status.ManagedPoliciesForUpgrade, in.Roots)
+		g.PolicyChanged = ChangedPolicy(in.Accepted, in.Roots)
 	}
 	if sched, err := Schedule(spec.MaintenanceWindows); err == nil && sched != nil && !sched.Open(in.Now) {
 		g.WindowClosed = true
@@ -202,15 +205,7 @@ func WindowProblem(mw *ranv1alpha1.MaintenanceWindows) *rollout.Problem {
 // ChangedPolicy names the first managed policy whose generation moved since the rollout
 // accepted it (accepted, status.managedPoliciesForUpgrade; roots in the same order, nil
 // when gone), "" when none did.
-//
-// With no accepted policy recorded while there are policies (a status wiped, as by a hub
-// restore that drops status), nobody can tell whether one changed: that counts as a change,
-// so the next batch waits for an approval, which accepts them as they are then.
 func ChangedPolicy(accepted []ranv1alpha1.PolicyReference, roots []*policyv1.Policy) string {
-	if len(accepted) == 0 && slices.ContainsFunc(roots, func(p *policyv1.Policy) bool { return p != nil }) {
-		return "The generations of the managed policies the rollout accepted were lost with its status " +
-			"(status.managedPoliciesForUpgrade is empty), so a change to them cannot be told apart"
-	}
 	for i, ref := range accepted {
 		if i >= len(roots) || roots[i] == nil || ref.Generation == 0 {
 			continue
@@ -247,16 +242,7 @@ func Accepted(recorded []ranv1alpha1.PolicyReference, roots []*policyv1.Policy, 
 // Frozen marks, by their index in roots, the managed policies whose generation differs from
 // the one the rollout accepts: their enforce copies keep the accepted content until a batch
 // starts with the change approved.
-//
-// With no accepted policy recorded (a status wiped) every enforce copy keeps what it has.
 func Frozen(accepted []ranv1alpha1.PolicyReference, roots []*policyv1.Policy) map[int]bool {
-	if len(accepted) == 0 {
-		out := make(map[int]bool, len(roots))
-		for i := range roots {
-			out[i] = true
-		}
-		return out
-	}
 	generations := make(map[string]int64, len(accepted))
 	for _, ref := range accepted {
 		generations[ref.Namespace+"/"+ref.Name] = ref.Generation

@@ -250,7 +250,8 @@ func TestBatchGates(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			g := Build(Input{Upgrade: tc.upgrade, Now: t0, Started: tc.started, Plan: p, Progress: progress, Approvals: tc.approved, Roots: tc.roots})
+			g := Build(Input{Upgrade: tc.upgrade, Now: t0, Started: tc.started, Plan: p, Progress: progress, Approvals: tc.approved, Roots: tc.roots,
+				Accepted: tc.upgrade.Status.ManagedPoliciesForUpgrade})
 			if diff := cmp.Diff(tc.want, g); diff != "" {
 				t.Errorf("gates (-want +got):\n%s", diff)
 			}

@@ -44,8 +44,9 @@ func Rebuild(d Damaged) (all, rebuilt []ranv1alpha1.ClusterGroupUpgradeBatch, pr
 	for _, r := range d.Records {
 		live[[2]int{r.Spec.Index, r.Spec.Part}] = r
 	}
-	current := d.currentBatch()
+	current, policies := d.currentBatch(), d.policies()
 	for _, want := range plan.Records(p, d.Namespace, d.Name) {
+		want.Spec.Policies = policies
 		key := [2]int{want.Spec.Index, want.Spec.Part}
 		if r, ok := live[key]; ok {
 			if !SameSpec(r.Spec, want.Spec) {
@@ -121,6 +122,17 @@ func wholeBatch(parts []ranv1alpha1.ClusterGroupUpgradeBatch) (plan.Batch, bool)
 		b.Clusters = append(b.Clusters, r.Spec.Clusters...)
 	}
 	return b, true
+}
+
+// policies are the accepted policies the records froze at the start: a record left's, else
+// the status's.
+func (d Damaged) policies() []ranv1alpha1.PolicyReference {
+	for _, r := range d.Records {
+		if len(r.Spec.Policies) > 0 {
+			return r.Spec.Policies
+		}
+	}
+	return d.Status.ManagedPoliciesForUpgrade
 }
 
 // currentBatch is the 1-based index of the last batch that started, by the records and the
