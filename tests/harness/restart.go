@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,9 +54,11 @@ type Operator struct {
 	mgr    manager.Manager
 	cut    atomic.Bool
 	writes atomic.Int64
-	stop   chan struct{}
-	once   sync.Once
-	done   chan struct{}
+	// throttle, when set, makes the hub answer some requests 429 and delay the others.
+	throttle atomic.Pointer[Throttle]
+	stop     chan struct{}
+	once     sync.Once
+	done     chan struct{}
 }
 
 // startFirstOperator starts the operator of Start.
@@ -233,11 +237,13 @@ type faultyTransport struct {
 
 func (t *faultyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.op.cut.Load() {
-		if req.Body != nil {
-			_, _ = io.Copy(io.Discard, req.Body)
-			_ = req.Body.Close()
-		}
+		drain(req)
 		return nil, errCut
+	}
+	if th := t.op.throttle.Load(); th != nil {
+		if resp := th.answer(req); resp != nil {
+			return resp, nil
+		}
 	}
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
@@ -248,4 +254,144 @@ func (t *faultyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return t.next.RoundTrip(req)
+}
+
+func drain(req *http.Request) {
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+		_ = req.Body.Close()
+	}
+}
+
+// Throttle is an overloaded hub as one operator sees it: a share of its requests answered
+// 429 Too Many Requests with a Retry-After of one second (API Priority and Fairness
+// rejecting them), the others delayed by up to MaxDelay (queued) before they reach the hub.
+// Watches are left alone: a throttled hub slows requests, it does not cut open streams.
+type Throttle struct {
+	// Rejected is the share of requests answered 429, in [0, 1].
+	Rejected float64
+	MaxDelay time.Duration
+
+	mu   sync.Mutex
+	rand *rand.Rand
+	// Rejections counts the 429s answered.
+	Rejections atomic.Int64
+}
+
+// NewThrottle is a Throttle drawing from a fixed seed, so that a run can be played again.
+func NewThrottle(rejected float64, maxDelay time.Duration, seed uint64) *Throttle {
+	// A seeded generator on purpose: the faults of a run can be played again.
+	return &Throttle{Rejected: rejected, MaxDelay: maxDelay, rand: rand.New(rand.NewPCG(seed, seed))} //nolint:gosec // G404: reproducible test faults, not secrets
+}
+
+// answer returns the 429 for a rejected request, or nil after the request's delay.
+func (th *Throttle) answer(req *http.Request) *http.Response {
+	if req.URL.Query().Get("watch") == "true" {
+		return nil
+	}
+	th.mu.Lock()
+	reject := th.rand.Float64() < th.Rejected
+	delay := time.Duration(th.rand.Int64N(int64(th.MaxDelay) + 1))
+	th.mu.Unlock()
+	if reject {
+		drain(req)
+		th.Rejections.Add(1)
+		body := `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too many requests","reason":"TooManyRequests","code":429}`
+		return &http.Response{StatusCode: http.StatusTooManyRequests, Status: "429 Too Many Requests", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Retry-After": []string{"1"}, "Content-Type": []string{"application/json"}},
+			Body:   io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: req}
+	}
+	select {
+	case <-time.After(delay):
+	case <-req.Context().Done():
+	}
+	return nil
+}
+
+// Throttled makes the hub throttle this operator's requests, nil to stop.
+func (o *Operator) Throttled(th *Throttle) { o.throttle.Store(th) }
+
+// Supervisor keeps n replicas running as a Deployment does: a replica whose manager stops
+// by itself (a lost leader lease ends the process) is replaced by a new one, throttled as the
+// others are.
+type Supervisor struct {
+	env      *Env
+	ns       string
+	throttle *Throttle
+	mu       sync.Mutex
+	replicas []*Operator
+	// Replaced counts the replicas that stopped by themselves and were replaced.
+	Replaced atomic.Int64
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// SuperviseReplicas starts n replicas as StartReplicas does, each throttled by th (nil: not
+// throttled), and replaces any that stops until the Supervisor is stopped.
+func (e *Env) SuperviseReplicas(ctx context.Context, n int, namespace string, th *Throttle) (*Supervisor, error) {
+	replicas, err := e.StartReplicas(ctx, n, namespace)
+	if err != nil {
+		return nil, err
+	}
+	sv := &Supervisor{env: e, ns: namespace, throttle: th, replicas: replicas, stop: make(chan struct{}), done: make(chan struct{})}
+	for _, r := range replicas {
+		r.Throttled(th)
+	}
+	go sv.run()
+	return sv, nil
+}
+
+func (sv *Supervisor) run() {
+	defer close(sv.done)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-sv.stop:
+			return
+		case <-tick.C:
+		}
+		sv.mu.Lock()
+		for i, r := range sv.replicas {
+			select {
+			case <-r.Stopped():
+			default:
+				continue
+			}
+			sv.env.operators.mu.Lock()
+			o, err := sv.env.runOperator(sv.replicaOptions())
+			sv.env.operators.mu.Unlock()
+			if err != nil {
+				continue // tried again at the next tick
+			}
+			o.Throttled(sv.throttle)
+			sv.replicas[i] = o
+			sv.Replaced.Add(1)
+		}
+		sv.mu.Unlock()
+	}
+}
+
+// replicaOptions are StartReplicas' options.
+func (sv *Supervisor) replicaOptions() operator.Options {
+	opts := sv.env.operators.opts
+	opts.LeaderElect, opts.LeaderElectionNamespace = true, sv.ns
+	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = ReplicaLeaseDuration, ReplicaRenewDeadline, ReplicaRetryPeriod
+	return opts
+}
+
+// Replicas are the replicas running now.
+func (sv *Supervisor) Replicas() []*Operator {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	return slices.Clone(sv.replicas)
+}
+
+// Stop stops supervising, then stops every replica.
+func (sv *Supervisor) Stop() {
+	close(sv.stop)
+	<-sv.done
+	for _, r := range sv.Replicas() {
+		_ = r.Stop()
+	}
 }
