@@ -213,9 +213,11 @@ uninstall: manifests $(KUSTOMIZE) ## Remove the CRDs from the cluster in $KUBECO
 deploy: manifests $(KUSTOMIZE) ## Deploy the operator (IMG=...) to the cluster in $KUBECONFIG.
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
 	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+	$(KUSTOMIZE) build config/admission | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
 undeploy: $(KUSTOMIZE) ## Remove the operator from the cluster in $KUBECONFIG.
+	$(KUSTOMIZE) build config/admission | $(KUBECTL) delete --ignore-not-found -f -
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found -f -
 
 .PHONY: bundle
