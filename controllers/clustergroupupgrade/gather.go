@@ -36,14 +36,16 @@ import (
 )
 
 // The gather step: each concern reads what it contributes to cgu.Facts, from the cache (and
-// ConfigMaps and update graphs, which the cache does not hold). A gatherer holds readers
+// ConfigMaps and update graphs, which the cache does not hold, and the batch records again
+// from the API server when the cache shows some missing). A gatherer holds readers
 // only; it decides nothing, so a concern reads whatever its decision might need (the
 // pre-start Jobs of every planned cluster, the checks of clusters a failed Job may take out
 // of the plan) and cgu.Decide keeps what applies.
 
 // gatherer reads the facts of a reconcile.
 type gatherer struct {
-	// cache reads the kinds the manager caches; api reads ConfigMaps.
+	// cache reads the kinds the manager caches; api reads ConfigMaps, and the batch records
+	// when those the cache shows do not make the plan (damaged).
 	cache, api client.Reader
 	expect     *expectations
 	// lagNow is the real time the wait for the cache is measured in.
@@ -145,12 +147,16 @@ func (g gatherer) frozen(ctx context.Context, s *scope) error {
 		return nil
 	}
 	var err error
-	if len(s.before.ManagedPoliciesForUpgrade) == 0 { // status lost its policies: resolve them again
+	accepted := s.before.ManagedPoliciesForUpgrade
+	if len(accepted) == 0 { // status lost its policies: the records froze them at the start
+		accepted = rollout.FrozenPolicies(f.Records)
+	}
+	if len(accepted) == 0 { // records of an earlier version: resolve them again
 		var pf preview.Facts
 		pf, err = preview.GatherIn(ctx, g.cache, s.cgu, g.previewScope(s))
 		f.Roots = pf.Policies
 	} else {
-		f.Roots, err = preview.AcceptedPolicies(ctx, g.cache, s.cgu)
+		f.Roots, err = preview.AcceptedPolicies(ctx, g.cache, accepted)
 	}
 	if err != nil {
 		return err

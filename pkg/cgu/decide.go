@@ -365,12 +365,7 @@ func (p *pass) recordedAccepted() []ranv1alpha1.PolicyReference {
 	if len(p.before.ManagedPoliciesForUpgrade) > 0 || !p.f.Started {
 		return p.before.ManagedPoliciesForUpgrade
 	}
-	for _, r := range p.f.Records {
-		if len(r.Spec.Policies) > 0 {
-			return r.Spec.Policies
-		}
-	}
-	return nil
+	return rollout.FrozenPolicies(p.f.Records)
 }
 
 // allClusters are the plan's clusters, in plan order.

@@ -160,7 +160,7 @@ func (o *preflightOptions) preflight(ctx context.Context, c client.Client, cgu *
 // previews them.
 func planAndPolicies(ctx context.Context, c client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade, frozen preview.Frozen) (PlanOutput, []*policyv1.Policy, error) {
 	if frozen.Started {
-		roots, err := preview.AcceptedPolicies(ctx, c, cgu)
+		roots, err := preview.AcceptedPolicies(ctx, c, cgu.Status.ManagedPoliciesForUpgrade)
 		return planOutput(frozen.Plan, true, frozen.State), roots, err
 	}
 	f, err := preview.Gather(ctx, c, cgu)

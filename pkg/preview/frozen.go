@@ -137,12 +137,12 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// AcceptedPolicies reads the managed policies a started rollout accepted
-// (status.managedPoliciesForUpgrade), in order; an entry is nil when its policy was
-// deleted.
-func AcceptedPolicies(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade) ([]*policyv1.Policy, error) {
+// AcceptedPolicies reads the managed policies a started rollout accepted (refs:
+// status.managedPoliciesForUpgrade, or what the batch records froze), in order; an entry is
+// nil when its policy was deleted.
+func AcceptedPolicies(ctx context.Context, r client.Reader, refs []ranv1alpha1.PolicyReference) ([]*policyv1.Policy, error) {
 	var out []*policyv1.Policy
-	for _, ref := range cgu.Status.ManagedPoliciesForUpgrade {
+	for _, ref := range refs {
 		p := &policyv1.Policy{}
 		err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, p)
 		switch {

@@ -127,10 +127,8 @@ func wholeBatch(parts []ranv1alpha1.ClusterGroupUpgradeBatch) (plan.Batch, bool)
 // policies are the accepted policies the records froze at the start: a record left's, else
 // the status's.
 func (d Damaged) policies() []ranv1alpha1.PolicyReference {
-	for _, r := range d.Records {
-		if len(r.Spec.Policies) > 0 {
-			return r.Spec.Policies
-		}
+	if frozen := FrozenPolicies(d.Records); len(frozen) > 0 {
+		return frozen
 	}
 	return d.Status.ManagedPoliciesForUpgrade
 }
@@ -237,4 +235,15 @@ func lost(what string) *Problem {
 func SameSpec(a, b ranv1alpha1.ClusterGroupUpgradeBatchSpec) bool {
 	return a.Upgrade == b.Upgrade && a.Index == b.Index && a.Part == b.Part && a.Parts == b.Parts &&
 		a.Canary == b.Canary && a.Window == b.Window && slices.Equal(a.Stages, b.Stages) && slices.Equal(a.Clusters, b.Clusters)
+}
+
+// FrozenPolicies are the managed policies, with their generations, the records froze when
+// the rollout started; none when the records predate spec.policies.
+func FrozenPolicies(records []ranv1alpha1.ClusterGroupUpgradeBatch) []ranv1alpha1.PolicyReference {
+	for _, r := range records {
+		if len(r.Spec.Policies) > 0 {
+			return r.Spec.Policies
+		}
+	}
+	return nil
 }

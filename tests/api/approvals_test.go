@@ -55,7 +55,7 @@ var _ = Describe("Approvals with config/admission installed", Ordered, func() {
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"ran.openshift.io"}, Resources: []string{"clustergroupupgrades"},
 				Verbs: []string{"get", "list", "create", "update", "patch"}}}})).To(Succeed())
 		Expect(k8s.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "editors"},
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cgu-editor"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cgu-editor"},
 			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "alice"}, {APIGroup: rbacv1.GroupName, Kind: "User", Name: "bob"}},
 		})).To(Succeed())
 		cgu := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "upgrade"},
