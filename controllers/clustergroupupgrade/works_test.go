@@ -150,15 +150,7 @@ func progressOf(name string, st ranv1alpha1.ClusterState, reason string) OmegaMa
 
 // withNamespace makes a namespace on simulated spokes, as an installed operator would.
 func withNamespace(name string, clusters ...string) {
-	for _, c := range clusters {
-		Expect(simulator.Mutate(c, func(objects configpolicy.Store) error {
-			ns := &unstructured.Unstructured{}
-			ns.SetAPIVersion("v1")
-			ns.SetKind("Namespace")
-			ns.SetName(name)
-			return objects.Create(ns)
-		})).To(Succeed())
-	}
+	ExpectWithOffset(1, simulator.AddNamespace(name, clusters...)).To(Succeed())
 }
 
 // hooksNamespace holds on the spokes what the test's ManifestWorks apply.

@@ -7,14 +7,12 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/ibgu"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
-	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
 )
 
 var _ = Describe("The image-based group upgrade with the operator's grants", func() {
@@ -22,16 +20,8 @@ var _ = Describe("The image-based group upgrade with the operator's grants", fun
 		clusters := joinFleet(ctx, "ibgu", 2, false, func(s *sim.SpokeSpec) {
 			s.LifecycleAgent = &sim.LifecycleAgentBehaviour{Durations: map[string]time.Duration{sim.StagePrep: 300 * time.Millisecond, sim.StageUpgrade: time.Second}}
 		})
-		for _, c := range clusters {
-			for _, ns := range []string{"openshift-adp", "openshift-lifecycle-agent"} {
-				Expect(simulator.Mutate(c, func(objects configpolicy.Store) error {
-					o := &unstructured.Unstructured{}
-					o.SetAPIVersion("v1")
-					o.SetKind("Namespace")
-					o.SetName(ns)
-					return objects.Create(o)
-				})).To(Succeed())
-			}
+		for _, ns := range []string{"openshift-adp", "openshift-lifecycle-agent"} {
+			Expect(simulator.AddNamespace(ns, clusters...)).To(Succeed())
 		}
 		const ns = "ibgu-rbac"
 		create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},

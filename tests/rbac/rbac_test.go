@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -27,7 +26,6 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/ztp"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
-	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
 
@@ -251,15 +249,7 @@ var _ = Describe("The operator with exactly its generated ClusterRole", func() {
 		Expect(templates).To(HaveKey("backup"))
 		Expect(templates).To(HaveKey("smoke-test"))
 		create(ctx, templates["backup"], templates["smoke-test"])
-		for _, c := range clusters {
-			Expect(simulator.Mutate(c, func(objects configpolicy.Store) error {
-				n := &unstructured.Unstructured{}
-				n.SetAPIVersion("v1")
-				n.SetKind("Namespace")
-				n.SetName("openshift-adp")
-				return objects.Create(n)
-			})).To(Succeed())
-		}
+		Expect(simulator.AddNamespace("openshift-adp", clusters...)).To(Succeed())
 		// One cluster each, so that neither rollout holds a cluster the other works on.
 		actions, stepped := clusters[0], clusters[1]
 		cgu := newCGU(ns, "upgrade", []string{actions}, p.Name)

@@ -311,3 +311,21 @@ func (s *Simulator) Mutate(cluster string, f func(objects configpolicy.Store) er
 	}
 	return nil
 }
+
+// AddNamespace creates the namespace name on the spokes of clusters, as the cluster's own
+// installation would have (the lifecycle agent's, OADP's).
+func (s *Simulator) AddNamespace(name string, clusters ...string) error {
+	for _, c := range clusters {
+		err := s.Mutate(c, func(objects configpolicy.Store) error {
+			ns := &unstructured.Unstructured{}
+			ns.SetAPIVersion("v1")
+			ns.SetKind("Namespace")
+			ns.SetName(name)
+			return objects.Create(ns)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
