@@ -14,7 +14,8 @@ var _ = Describe("The enforcement mode", func() {
 		func(ctx SpecContext, label string, started, other ranv1alpha1.EnforcementMode) {
 			By("a rollout in " + string(started) + " mode, its first cluster stalled")
 			clusters, p, cgu := stalledRollout(ctx, label, started, 1)
-			Expect(fleet.Stored(ctx, cgu)(Default).Status.Enforcement).To(Equal(started))
+			// The enforcement is written before the status of the same pass.
+			Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Enforcement", started))
 
 			By("an edit to " + string(other) + " is refused, naming the field")
 			edited := fleet.Stored(ctx, cgu)(Default)

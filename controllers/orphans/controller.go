@@ -43,14 +43,19 @@ type Reconciler struct {
 }
 
 // Reconcile sweeps the objects of one owner ({namespace, owner label value}) when no
-// ClusterGroupUpgrade gives that value any more.
+// ClusterGroupUpgrade gives that value any more. An error met because the manager is
+// stopping is not one: the next leader sweeps again, from what is stored.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("owner", klog.KRef(req.Namespace, req.Name)))
 	f, err := r.gather(ctx, req.Namespace, req.Name)
-	if err != nil {
-		return ctrl.Result{}, err
+	if err == nil {
+		err = r.apply(ctx, req.Namespace, req.Name, orphans.Decide(f))
 	}
-	return ctrl.Result{}, r.apply(ctx, req.Namespace, req.Name, orphans.Decide(f))
+	if err != nil && ctx.Err() != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("Stopped during a sweep", "error", err)
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 // SetupWithManager registers the sweep: every kind it deletes queues its owner when first
