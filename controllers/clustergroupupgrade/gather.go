@@ -108,10 +108,10 @@ func (g gatherer) records(ctx context.Context, s *scope) error {
 		s.waitFor(lag, "the cache to show the operator's last write")
 		return nil
 	}
-	f.Started = s.before.StartedAt != nil
-	for _, b := range f.Records {
-		f.Started = f.Started || b.Status.StartedAt != nil
-	}
+	// The records are written only when the rollout starts, before anything is enforced: a
+	// pass cut after them (its status not written) may have enforced the first batch already,
+	// so the plan they froze is the plan, never made again from what the clusters say now.
+	f.Started = s.before.StartedAt != nil || len(f.Records) > 0
 	return nil
 }
 

@@ -404,6 +404,29 @@ func (l *recordLog) checkRewrites(prev, b ranv1alpha1.ClusterGroupUpgradeBatch) 
 			l.violations = append(l.violations, fmt.Sprintf("record %s: cluster %s left its terminal state %s for %s", b.Name, c.Name, s, c.State))
 		}
 	}
+	l.checkClusterStarts(prev, b)
+}
+
+// checkClusterStarts checks the clusters of a window or a progressive batch: each starts
+// once (its start never changes), and a window never has more clusters in progress than it
+// allows.
+func (l *recordLog) checkClusterStarts(prev, b ranv1alpha1.ClusterGroupUpgradeBatch) {
+	startedAt := map[string]*metav1.Time{}
+	for _, c := range prev.Status.Clusters {
+		startedAt[c.Name] = c.StartedAt
+	}
+	inProgress := 0
+	for _, c := range b.Status.Clusters {
+		if old := startedAt[c.Name]; old != nil && (c.StartedAt == nil || !c.StartedAt.Equal(old)) {
+			l.violations = append(l.violations, fmt.Sprintf("record %s: cluster %s started again (%v, then %v)", b.Name, c.Name, old, c.StartedAt))
+		}
+		if c.State == ranv1alpha1.ClusterInProgress {
+			inProgress++
+		}
+	}
+	if w := b.Spec.Window; w > 0 && inProgress > w {
+		l.violations = append(l.violations, fmt.Sprintf("record %s: %d clusters in progress in a window of %d", b.Name, inProgress, w))
+	}
 }
 
 // checkStart checks a batch that starts: every earlier batch ended, and it is the next one.

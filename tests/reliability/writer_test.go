@@ -90,6 +90,8 @@ var _ = Describe("Another writer editing the CGU during the rollout", func() {
 		expectNothingEnforcing(ctx, cgu, names)
 
 		By("what the other writer wrote last is kept, and the operator owns no spec field")
+		stopLoop() // the edit in flight lands first: the last one written is then the last stored
+		wg.Wait()
 		final := stored(ctx, cgu)(Default)
 		last := strconv.FormatInt(written.Load(), 10)
 		Expect(written.Load()).To(BeNumerically(">", 10))
