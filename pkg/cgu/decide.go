@@ -343,7 +343,7 @@ func (p *pass) enforcement() {
 	}
 	// Clusters moving on inside a batch are enforced at the pace of the writes, together; a
 	// batch starting or ending is enforced at once.
-	e.Paced = !p.in.StartedNow && len(d.Ended) == 0
+	e.Paced = !p.batchStarts() && len(d.Ended) == 0
 	e.Frozen = gates.Frozen(p.acceptedPolicies(), e.Policies)
 	p.in.Enforcement = e
 }
@@ -351,9 +351,15 @@ func (p *pass) enforcement() {
 // acceptedPolicies are the managed policies with the generations the rollout accepts after
 // this decision (gates.Accepted): a batch starts when the decision moved to another one.
 func (p *pass) acceptedPolicies() []ranv1alpha1.PolicyReference {
+	return gates.Accepted(p.recordedAccepted(), p.f.Roots, p.f.Started, p.batchStarts())
+}
+
+// batchStarts reports whether a batch starts with this decision: the rollout's first (its
+// records written now, or by a pass cut before it recorded a start), or the next one.
+func (p *pass) batchStarts() bool {
 	d := p.in.Decision
-	batchStarts := p.in.StartedNow || (d.Progress.Batch != p.f.Progress.Batch && !d.Progress.Finished)
-	return gates.Accepted(p.recordedAccepted(), p.f.Roots, p.f.Started, batchStarts)
+	return p.in.StartedNow || (p.f.Progress.Started.IsZero() && !d.Progress.Started.IsZero()) ||
+		(d.Progress.Batch != p.f.Progress.Batch && !d.Progress.Finished)
 }
 
 // recordedAccepted are the managed policies with the generations the rollout accepted before
