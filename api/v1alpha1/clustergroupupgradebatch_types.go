@@ -32,6 +32,12 @@ type ClusterGroupUpgradeBatchSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	Parts int `json:"parts,omitempty"`
+	// Batches is the number of batches of the plan, so that a plan whose records were
+	// written only in part can be told from a whole one. Absent on records written before
+	// this field existed.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Batches int `json:"batches,omitempty"`
 	// Canary is true for a canary batch.
 	// +optional
 	Canary bool `json:"canary,omitempty"`

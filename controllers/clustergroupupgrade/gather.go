@@ -109,9 +109,13 @@ func (g gatherer) records(ctx context.Context, s *scope) error {
 		return nil
 	}
 	// The records are written only when the rollout starts, before anything is enforced: a
-	// pass cut after them (its status not written) may have enforced the first batch already,
-	// so the plan they froze is the plan, never made again from what the clusters say now.
-	f.Started = s.before.StartedAt != nil || len(f.Records) > 0
+	// pass cut after all of them (its status not written) may have enforced the first batch
+	// already, so the plan they froze whole is the plan, never made again from what the
+	// clusters say now. A plan recorded in part is made again, its records kept.
+	f.Started = s.before.StartedAt != nil || plan.Whole(f.Records, s.cgu.Name)
+	for _, b := range f.Records {
+		f.Started = f.Started || b.Status.StartedAt != nil
+	}
 	return nil
 }
 

@@ -26,7 +26,7 @@ func Records(p Plan, namespace, name string) []ranv1alpha1.ClusterGroupUpgradeBa
 					Labels:    map[string]string{ranv1alpha1.LabelUpgradeName: names.LabelValue(name)},
 				},
 				Spec: ranv1alpha1.ClusterGroupUpgradeBatchSpec{
-					Upgrade: name, Index: i + 1, Part: part, Parts: parts, Canary: b.Canary, Window: b.Window,
+					Upgrade: name, Index: i + 1, Part: part, Parts: parts, Batches: len(p.Batches), Canary: b.Canary, Window: b.Window,
 					Stages: b.Stages, OnUnhealthy: onUnhealthy(b),
 					Clusters: append([]string(nil), b.Clusters[start:end]...),
 				},
@@ -87,4 +87,15 @@ func onUnhealthy(b Batch) ranv1alpha1.UnhealthyAction {
 		return ranv1alpha1.UnhealthyStop
 	}
 	return ranv1alpha1.UnhealthyReset
+}
+
+// Whole reports whether records hold a whole plan of the ClusterGroupUpgrade named name, as
+// their spec.batches counts it; false for records that do not count it (written by an
+// earlier version).
+func Whole(records []ranv1alpha1.ClusterGroupUpgradeBatch, name string) bool {
+	if len(records) == 0 || records[0].Spec.Batches == 0 {
+		return false
+	}
+	p, err := FromRecords(records, name)
+	return err == nil && len(p.Batches) == records[0].Spec.Batches
 }

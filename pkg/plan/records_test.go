@@ -125,3 +125,20 @@ func TestRecordLabelsFitForLongNames(t *testing.T) {
 		t.Fatalf("label %q (%d), upgrade %d chars, name %d chars", v, len(v), len(r.Spec.Upgrade), len(r.Name))
 	}
 }
+
+// A plan recorded in part (a pass cut while it wrote the records) is not whole; records of an
+// earlier version, which do not count the batches, never are.
+func TestWhole(t *testing.T) {
+	p := Plan{Batches: []Batch{{Clusters: []string{"a"}}, {Clusters: []string{"b"}}}}
+	records := Records(p, "ns", "cgu")
+	if !Whole(records, "cgu") {
+		t.Fatal("every record: not whole")
+	}
+	if Whole(records[:1], "cgu") {
+		t.Fatal("the first batch's record only: whole")
+	}
+	records[0].Spec.Batches, records[1].Spec.Batches = 0, 0
+	if Whole(records, "cgu") {
+		t.Fatal("records that do not count the batches: whole")
+	}
+}
