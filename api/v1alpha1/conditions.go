@@ -48,6 +48,10 @@ const (
 	ReasonClusterNotFound = "ClusterNotFound"
 	// ReasonNoClustersSelected (ClustersSelected=False): the spec selects no cluster.
 	ReasonNoClustersSelected = "NoClustersSelected"
+	// ReasonClusterOutsideBoundSets (ClustersSelected=False, tenancy mode only): named
+	// clusters exist but belong to no ManagedClusterSet bound to the ClusterGroupUpgrade's
+	// namespace; the message names them. The rollout never starts.
+	ReasonClusterOutsideBoundSets = "ClusterOutsideBoundSets"
 
 	// ReasonPlacementNotFound (ClustersSelected=False): spec.placementRef names a
 	// Placement that does not exist.

@@ -21,5 +21,5 @@ func (r *Reconciler) cleaner() ownership.Cleaner {
 
 func (r *Reconciler) writer() policies.Writer {
 	return policies.Writer{Client: r.Client, Reader: r.Reader, Copies: r.Copies, Scheme: r.Scheme,
-		Unserved: r.Unserved}
+		Unserved: r.Unserved, Tenancy: r.Tenancy}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
+	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 )
 
@@ -73,6 +74,11 @@ type Reconciler struct {
 	// empty allows every namespace (TALM). A rollout naming a policy found only elsewhere
 	// is not Validated (PolicyNamespaceNotAllowed) and never starts.
 	PolicyNamespaces []string
+	// Tenancy are the tenancy rules (docs/reliability.md): where they apply, a rollout
+	// selects only clusters of the cluster sets bound to its namespace, enforces only its
+	// namespace's policies, writes only label keys under a prefix, and the operator binds
+	// no cluster set for it.
+	Tenancy tenancy.Rules
 
 	// expect remembers the reconciler's own last writes until the cache shows them.
 	expect expectations
@@ -91,6 +97,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=list;watch;patch
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersetbindings,verbs=list;watch;create
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersets/bind,verbs=create
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclustersets,verbs=list;watch
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworkreplicasets,verbs=list;watch
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
@@ -172,7 +179,8 @@ func (r *Reconciler) phases(s *scope) []func(context.Context, *scope) error {
 // decide lets pkg/cgu decide from the gathered facts.
 func (r *Reconciler) decide(_ context.Context, s *scope) error {
 	s.in = cgu.Decide(s.facts, cgu.Config{MaxConcurrentPrecaching: r.MaxConcurrentPrecaching,
-		MaxClustersInProgress: r.MaxClustersInProgress, SpokeImage: r.SpokeImage, DefaultEnforcement: r.DefaultEnforcement}, s.now)
+		MaxClustersInProgress: r.MaxClustersInProgress, SpokeImage: r.SpokeImage, DefaultEnforcement: r.DefaultEnforcement,
+		Tenancy: r.Tenancy}, s.now)
 	s.decided, s.records = true, s.in.Records
 	logDecision(s)
 	return nil

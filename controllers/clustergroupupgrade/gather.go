@@ -29,6 +29,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
@@ -52,6 +53,7 @@ type gatherer struct {
 	lagNow             func() time.Time
 	unserved           hubapi.Unserved
 	policyNamespaces   []string
+	tenancy            tenancy.Rules
 	defaultEnforcement ranv1alpha1.EnforcementMode
 	graphs             *updateservice.Client
 	updateService      string
@@ -63,7 +65,7 @@ type gatherer struct {
 
 func (r *Reconciler) gatherer() gatherer {
 	return gatherer{cache: r.Client, api: r.Reader, expect: &r.expect, lagNow: r.lagNow, unserved: r.Unserved,
-		policyNamespaces: r.PolicyNamespaces, defaultEnforcement: r.DefaultEnforcement, graphs: r.Graphs,
+		policyNamespaces: r.PolicyNamespaces, tenancy: r.Tenancy, defaultEnforcement: r.DefaultEnforcement, graphs: r.Graphs,
 		updateService: r.UpdateService, spokeImage: r.SpokeImage, precacheTimeout: r.PrecacheTimeout,
 		precacheCap: r.MaxConcurrentPrecaching > 0}
 }
@@ -123,7 +125,7 @@ func (g gatherer) records(ctx context.Context, s *scope) error {
 // one cgu.Decide keeps (rollout.Enforcement).
 func (g gatherer) previewScope(s *scope) preview.Scope {
 	mode := rollout.Enforcement(s.cgu.Spec.Enforcement, s.before.Enforcement, s.facts.Started, g.defaultEnforcement)
-	return preview.Scope{PolicyNamespaces: g.policyNamespaces, Enforcement: mode, Unserved: g.unserved}
+	return preview.Scope{PolicyNamespaces: g.policyNamespaces, Enforcement: mode, Unserved: g.unserved, Tenancy: g.tenancy}
 }
 
 // start reads, before the start, what the start is decided from: the blocking CGUs, the
@@ -332,7 +334,8 @@ func (g gatherer) precachingElsewhere(ctx context.Context, upgrade *ranv1alpha1.
 	return n, nil
 }
 
-// precacheConfig is the referenced PreCachingConfig's spec, or why it is missing.
+// precacheConfig is the referenced PreCachingConfig's spec, or why it is missing (or, in
+// tenancy mode, out of reach).
 type precacheConfig struct {
 	spec    *ranv1alpha1.PreCachingConfigSpec
 	missing string
@@ -367,6 +370,10 @@ func (g gatherer) preCachingConfigRef(ctx context.Context, upgrade *ranv1alpha1.
 	namespace := ref.Namespace
 	if namespace == "" {
 		namespace = upgrade.Namespace
+	}
+	if namespace != upgrade.Namespace && g.tenancy.Applies(upgrade.Namespace) {
+		return precacheConfig{missing: fmt.Sprintf("spec.preCachingConfigRef names PreCachingConfig %s/%s: tenancy mode allows only one of the ClusterGroupUpgrade's namespace %s",
+			namespace, ref.Name, upgrade.Namespace)}, nil
 	}
 	pc := &ranv1alpha1.PreCachingConfig{}
 	err := g.cache.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, pc)

@@ -24,6 +24,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/ibgu"
+	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 )
 
 // eventAction is the action of the ImageBasedGroupUpgrade controller's events.
@@ -36,6 +37,9 @@ type Reconciler struct {
 	Clock    clock.PassiveClock
 	Recorder events.EventRecorder
 	Unserved hubapi.Unserved
+	// Tenancy are the operator's tenancy rules: where they apply, Prep sends only
+	// ConfigMaps of the ImageBasedGroupUpgrade's namespace (its steps' CGUs obey them too).
+	Tenancy tenancy.Rules
 }
 
 // +kubebuilder:rbac:groups=lcm.openshift.io,resources=imagebasedgroupupgrades,verbs=list;watch
@@ -59,7 +63,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // the garbage collector deletes its steps, whose cleanup stops enforcing
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("imagebasedgroupupgrade", klog.KObj(g)))
-	facts, err := gather(ctx, r.Client, g, r.Unserved.Works)
+	facts, err := gather(ctx, r.Client, g, r.Unserved.Works, r.Tenancy.Applies(g.Namespace))
 	var in ibgu.Intents
 	if err == nil {
 		in = ibgu.Decide(facts, r.Clock.Now())

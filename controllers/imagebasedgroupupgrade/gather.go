@@ -30,7 +30,7 @@ const lifecycleAgentNamespace = "openshift-lifecycle-agent"
 // and their batch records, the ManifestWorks of the clusters that did not complete (for
 // what the spoke said) and of the steps that ended, the clusters' labels, the plan's
 // templates and, while the Prep template is missing, what it carries.
-func gather(ctx context.Context, c client.Reader, g *lcmv1alpha1.ImageBasedGroupUpgrade, worksNotServed bool) (ibgu.Facts, error) {
+func gather(ctx context.Context, c client.Reader, g *lcmv1alpha1.ImageBasedGroupUpgrade, worksNotServed, tenant bool) (ibgu.Facts, error) {
 	f := ibgu.Facts{IBGU: g, WorksNotServed: worksNotServed}
 	if worksNotServed {
 		return f, nil
@@ -50,7 +50,7 @@ func gather(ctx context.Context, c client.Reader, g *lcmv1alpha1.ImageBasedGroup
 	if err := gatherEndedWorks(ctx, c, &f); err != nil {
 		return f, err
 	}
-	return f, gatherTemplates(ctx, c, &f)
+	return f, gatherTemplates(ctx, c, &f, tenant)
 }
 
 // gatherSteps reads the steps' ClusterGroupUpgrades, and the steps the status says were
@@ -183,7 +183,7 @@ func gatherEndedWorks(ctx context.Context, c client.Reader, f *ibgu.Facts) error
 
 // gatherTemplates reads what the hub holds under each template name of the plan, and what
 // the Prep template carries while it is missing.
-func gatherTemplates(ctx context.Context, c client.Reader, f *ibgu.Facts) error {
+func gatherTemplates(ctx context.Context, c client.Reader, f *ibgu.Facts, tenant bool) error {
 	g := f.IBGU
 	f.Templates = map[lcmv1alpha1.Action]ibgu.TemplateFact{}
 	for _, item := range g.Spec.Plan {
@@ -207,7 +207,7 @@ func gatherTemplates(ctx context.Context, c client.Reader, f *ibgu.Facts) error 
 		}
 	}
 	if prep, ok := f.Templates[lcmv1alpha1.ActionPrep]; ok && prep == ibgu.TemplateMissing {
-		content, err := prepContent(ctx, c, g)
+		content, err := prepContent(ctx, c, g, tenant)
 		f.PrepContent = content
 		return err
 	}
@@ -217,10 +217,15 @@ func gatherTemplates(ctx context.Context, c client.Reader, f *ibgu.Facts) error 
 // prepContent reads what Prep sends with the ImageBasedUpgrade: the OADP ConfigMaps of
 // ibuSpec, at their own namespace, and the seed image's pull secret, from the
 // ImageBasedGroupUpgrade's namespace to the lifecycle agent's; Missing names those not
-// found.
-func prepContent(ctx context.Context, c client.Reader, g *lcmv1alpha1.ImageBasedGroupUpgrade) (ibgu.Content, error) {
+// found. Where tenancy applies (tenant), a ConfigMap of another namespace is not read but
+// named in OutOfReach.
+func prepContent(ctx context.Context, c client.Reader, g *lcmv1alpha1.ImageBasedGroupUpgrade, tenant bool) (ibgu.Content, error) {
 	var out ibgu.Content
 	for _, ref := range g.Spec.IBUSpec.OADPContent {
+		if tenant && ref.Namespace != g.Namespace {
+			out.OutOfReach = append(out.OutOfReach, fmt.Sprintf("ConfigMap %s/%s", ref.Namespace, ref.Name))
+			continue
+		}
 		cm := &corev1.ConfigMap{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, cm); err != nil {
 			if apierrors.IsNotFound(err) {

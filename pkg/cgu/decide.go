@@ -1,6 +1,7 @@
 package cgu
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
+	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 )
 
@@ -133,28 +135,54 @@ func (p *pass) validate() {
 		p.in.Invalid = gates.WindowProblem(p.cgu.Spec.MaintenanceWindows)
 	}
 	if p.in.Invalid == nil {
-		p.in.Invalid = actionsProblem(p.cgu.Spec.Actions)
+		p.in.Invalid = p.actionsProblem()
 	}
 }
 
-// actionsProblem says which of spec.actions cannot be written to a ManagedCluster, nil when
-// all can.
-func actionsProblem(a ranv1alpha1.Actions) *rollout.Problem {
+// actionsProblem is the problem of spec.actions, under the tenancy rules where they apply.
+func (p *pass) actionsProblem() *rollout.Problem {
+	var rules *tenancy.Rules
+	if p.cfg.Tenancy.Applies(p.cgu.Namespace) {
+		rules = &p.cfg.Tenancy
+	}
+	return actionsProblem(p.cgu.Spec.Actions, rules)
+}
+
+// actionsProblem says which of spec.actions cannot be written to a ManagedCluster, or (with
+// tenancy rules) may not, nil when all can.
+func actionsProblem(a ranv1alpha1.Actions, rules *tenancy.Rules) *rollout.Problem {
 	var problems []string
-	if a.BeforeEnable != nil {
-		if why := clusteractions.Invalid(a.BeforeEnable.ClusterActions); why != "" {
-			problems = append(problems, "spec.actions.beforeEnable: "+why)
+	check := func(field string, ca ranv1alpha1.ClusterActions) {
+		why := clusteractions.Invalid(ca)
+		if rules != nil {
+			if outside := rules.KeysOutside(clusteractions.Keys(ca)); len(outside) > 0 {
+				why = strings.Join(slices.DeleteFunc([]string{why, outsideText(outside, rules.LabelPrefix)},
+					func(s string) bool { return s == "" }), "; ")
+			}
+		}
+		if why != "" {
+			problems = append(problems, field+": "+why)
 		}
 	}
+	if a.BeforeEnable != nil {
+		check("spec.actions.beforeEnable", a.BeforeEnable.ClusterActions)
+	}
 	if a.AfterCompletion != nil {
-		if why := clusteractions.Invalid(a.AfterCompletion.ClusterActions); why != "" {
-			problems = append(problems, "spec.actions.afterCompletion: "+why)
-		}
+		check("spec.actions.afterCompletion", a.AfterCompletion.ClusterActions)
 	}
 	if len(problems) == 0 {
 		return nil
 	}
 	return &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidClusterActions, Message: strings.Join(problems, "; ")}
+}
+
+// outsideText says which keys tenancy mode does not let a rollout write.
+func outsideText(keys []string, prefix string) string {
+	if prefix == "" {
+		return "tenancy mode allows no label or annotation keys (the operator has no --tenancy-label-prefix): " +
+			strings.Join(keys, ", ")
+	}
+	return fmt.Sprintf("keys outside the tenancy prefix %q: %s", prefix, strings.Join(keys, ", "))
 }
 
 // decide lets pkg/rollout decide, through the gates pkg/gates builds from the facts.
@@ -267,7 +295,7 @@ func (p *pass) actions() {
 	actions := p.cgu.Spec.Actions
 	if p.f.Started {
 		// Stored before admission refused them: the pass goes on without the actions.
-		if p.in.ActionsProblem = actionsProblem(actions); p.in.ActionsProblem != nil {
+		if p.in.ActionsProblem = p.actionsProblem(); p.in.ActionsProblem != nil {
 			return
 		}
 	}

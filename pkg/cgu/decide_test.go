@@ -24,6 +24,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 )
 
@@ -737,5 +738,47 @@ func expectFrozenPolicies(t *testing.T, records []ranv1alpha1.ClusterGroupUpgrad
 		if got := r.Spec.Policies; len(got) != 1 || got[0].Generation != 1 {
 			t.Fatalf("record %s froze policies %+v, want upgrade at generation 1", r.Name, got)
 		}
+	}
+}
+
+// TestDecideTenancyActions: where tenancy applies, cluster actions write and remove only keys
+// under the prefix; an exempt namespace, or tenancy off, keeps TALM's behaviour.
+func TestDecideTenancyActions(t *testing.T) {
+	const prefix = "tenant-a.example.com/"
+	for _, tc := range []struct {
+		name      string
+		rules     tenancy.Rules
+		keys      []string
+		wantWords string // in the message; empty: the rollout starts
+	}{
+		{name: "keys under the prefix start", rules: tenancy.Rules{On: true, LabelPrefix: prefix}, keys: []string{prefix + "wave"}},
+		{name: "a key outside the prefix is refused by name", rules: tenancy.Rules{On: true, LabelPrefix: prefix},
+			keys: []string{prefix + "wave", "ztp-done"}, wantWords: `keys outside the tenancy prefix "tenant-a.example.com/": ztp-done`},
+		{name: "no prefix allows no key", rules: tenancy.Rules{On: true}, keys: []string{prefix + "wave"},
+			wantWords: "tenancy mode allows no label or annotation keys"},
+		{name: "tenancy off allows any key", keys: []string{"ztp-done"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, exempt := range []bool{false, true} {
+				f := fresh()
+				rules := tc.rules
+				if exempt {
+					rules.Exempt = []string{f.Upgrade.Namespace}
+				}
+				remove := ranv1alpha1.ClusterActions{RemoveClusterAnnotations: tc.keys}
+				f.Upgrade.Spec.Actions.BeforeEnable = &ranv1alpha1.BeforeEnable{ClusterActions: remove}
+				in := Decide(f, Config{Tenancy: rules}, decideAt)
+				refused := tc.wantWords != "" && !exempt
+				switch {
+				case refused && (in.Invalid == nil || in.Invalid.Reason != ranv1alpha1.ReasonInvalidClusterActions ||
+					!strings.Contains(in.Invalid.Message, "spec.actions.beforeEnable: "+tc.wantWords)):
+					t.Errorf("exempt=%v: invalid %+v, want InvalidClusterActions saying %q", exempt, in.Invalid, tc.wantWords)
+				case refused && (in.StartedNow || len(in.Actions.BeforeEnable) > 0):
+					t.Errorf("exempt=%v: a refused rollout started or ran actions", exempt)
+				case !refused && (in.Invalid != nil || !in.StartedNow):
+					t.Errorf("exempt=%v: invalid %+v, started %v; want a start", exempt, in.Invalid, in.StartedNow)
+				}
+			}
+		})
 	}
 }

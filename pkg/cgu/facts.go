@@ -23,6 +23,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 )
 
@@ -166,4 +167,7 @@ type Config struct {
 	SpokeImage string
 	// DefaultEnforcement is the mode of a rollout without spec.enforcement.
 	DefaultEnforcement ranv1alpha1.EnforcementMode
+	// Tenancy are the operator's tenancy rules: where they apply, cluster actions write
+	// and remove only keys under their prefix.
+	Tenancy tenancy.Rules
 }

@@ -57,6 +57,14 @@ func Invalid(a ranv1alpha1.ClusterActions) string {
 	return strings.Join(problems, "; ")
 }
 
+// Keys returns every label and annotation key a writes or removes, each once, sorted.
+func Keys(a ranv1alpha1.ClusterActions) []string {
+	keys := slices.Concat(slices.Collect(maps.Keys(a.AddClusterLabels)), slices.Collect(maps.Keys(a.DeleteClusterLabels)),
+		a.RemoveClusterLabels, slices.Collect(maps.Keys(a.AddClusterAnnotations)), a.RemoveClusterAnnotations)
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
 // Apply returns a cluster's labels and annotations after the actions, and whether they
 // changed. Removals come before additions, so that an action can replace a label. The
 // deprecated deleteClusterLabels removes each named key whatever its value, as

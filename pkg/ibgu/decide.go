@@ -89,6 +89,9 @@ const (
 type Content struct {
 	Objects []runtime.Object
 	Missing []string
+	// OutOfReach are the ConfigMaps of other namespaces, in tenancy mode, which Prep may
+	// not send.
+	OutOfReach []string
 }
 
 // Intents are what a pass writes, in order: cluster labels, deletions of ended steps'
@@ -256,6 +259,11 @@ func (in *Intents) startStep(f Facts, children map[int]*Child, i int) {
 		}
 		var extra []runtime.Object
 		if action == lcmv1alpha1.ActionPrep {
+			if far := f.PrepContent.OutOfReach; len(far) > 0 {
+				in.missingContent(fmt.Sprintf("Plan step Prep may not send %s: tenancy mode allows content of namespace %s only",
+					strings.Join(far, ", "), g.Namespace))
+				return
+			}
 			if missing := f.PrepContent.Missing; len(missing) > 0 {
 				in.missingContent(fmt.Sprintf("Plan step Prep waits for %s on the hub", strings.Join(missing, ", ")))
 				return

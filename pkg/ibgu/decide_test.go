@@ -120,6 +120,23 @@ var decideCases = map[string]struct {
 			}
 		},
 	},
+	"Prep refused content of another namespace (tenancy): a warning, a condition naming it, nothing made": {
+		facts: func() Facts {
+			f := prepFacts()
+			f.PrepContent = Content{OutOfReach: []string{"ConfigMap openshift-adp/oadp"}, Missing: []string{"Secret ztp/pull"}}
+			return f
+		},
+		check: func(t *testing.T, in Intents) {
+			if in.Templates != nil || in.Step != nil || in.Wait == nil {
+				t.Fatalf("got templates %v, step %v, wait %v", in.Templates, in.Step, in.Wait)
+			}
+			c := meta.FindStatusCondition(in.Status.Conditions, ConditionProgressing)
+			want := "Plan step Prep may not send ConfigMap openshift-adp/oadp: tenancy mode allows content of namespace " + prepFacts().IBGU.Namespace + " only"
+			if c == nil || c.Reason != ReasonMissingContent || c.Message != want {
+				t.Errorf("got condition %+v, want %q", c, want)
+			}
+		},
+	},
 	"Prep's content goes into its template": {
 		facts: func() Facts {
 			f := prepFacts()

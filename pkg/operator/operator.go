@@ -170,6 +170,14 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 			"api", api.String(), "features", optionalFeatures[api])
 	}
 	mgr.GetLogger().Info("Default enforcement", "mode", enforcement, "asked", opts.DefaultEnforcement)
+	if opts.Tenancy {
+		if unserved.SetBindings {
+			return nil, fmt.Errorf("tenancy mode needs the hub to serve ManagedClusterSets and their bindings (cluster.open-cluster-management.io/v1beta2)")
+		}
+		rules := opts.TenancyRules()
+		mgr.GetLogger().Info("Tenancy mode: rollouts reach the cluster sets bound to their namespace and its policies",
+			"labelPrefix", rules.LabelPrefix, "exempt", rules.Exempt)
+	}
 	if err := setupControllers(mgr, opts, served{unserved: unserved, enforcement: enforcement}); err != nil {
 		return nil, err
 	}
@@ -180,10 +188,13 @@ func New(cfg *rest.Config, opts Options) (manager.Manager, error) {
 // reads without watching: the objects it writes to enforce policies, the cluster set
 // bindings it checks, and its ConfigMap copies. They then sync with the manager's cache,
 // and no list reaches the API server once the rollouts run.
-func startInformers(mgr manager.Manager, unserved hubapi.Unserved) error {
+func startInformers(mgr manager.Manager, unserved hubapi.Unserved, tenancy bool) error {
 	objects := []client.Object{&clusterv1beta1.Placement{}, &policyv1.PlacementBinding{}, &corev1.ConfigMap{}}
 	if !unserved.SetBindings {
 		objects = append(objects, &clusterv1beta2.ManagedClusterSetBinding{})
+	}
+	if tenancy { // the cluster sets bound to a namespace tell what its rollouts reach
+		objects = append(objects, &clusterv1beta2.ManagedClusterSet{})
 	}
 	for _, o := range objects {
 		if _, err := mgr.GetCache().GetInformer(context.Background(), o); err != nil {
@@ -255,12 +266,14 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 		PrecacheTimeout:         opts.PrecacheTimeout,
 		PolicyNamespaces:        opts.PolicyNamespaces,
 		DefaultEnforcement:      hub.enforcement,
+		Tenancy:                 opts.TenancyRules(),
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)
 	}
 	ib := &imagebasedgroupupgrade.Reconciler{
 		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Clock: clk, Recorder: recorder, Unserved: hub.unserved,
+		Tenancy: opts.TenancyRules(),
 	}
 	if err := ib.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ImageBasedGroupUpgrade controller: %w", err)
@@ -269,7 +282,7 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	if err := sweep.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the orphan sweep: %w", err)
 	}
-	if err := startInformers(mgr, hub.unserved); err != nil {
+	if err := startInformers(mgr, hub.unserved, opts.Tenancy); err != nil {
 		return err
 	}
 	if opts.ZTP {

@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
 
+	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
+	"github.com/cgu-operator/cgu-operator/pkg/ztp"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
@@ -74,6 +76,16 @@ type Options struct {
 	// PlacementBinding API has binding overrides (ACM 2.9 and later, as TALM 4.16 and later
 	// use them), Copy otherwise; Copy or Override forces one.
 	DefaultEnforcement string
+	// Tenancy turns on tenancy mode (docs/reliability.md): a ClusterGroupUpgrade selects
+	// only clusters of the ManagedClusterSets bound to its namespace, enforces only its
+	// namespace's policies, and writes only label and annotation keys starting with
+	// TenancyLabelPrefix (none when it is empty); the operator binds no cluster set for it.
+	// Off by default, as TALM has no such mode.
+	Tenancy            bool
+	TenancyLabelPrefix string
+	// TenancyExemptNamespaces are namespaces whose ClusterGroupUpgrades act as with tenancy
+	// off (the platform team's); the ZTP controller's namespace is exempt when ZTP runs.
+	TenancyExemptNamespaces []string
 	// Clock tells the controllers the time; nil is the real clock. Tests and the demo
 	// inject theirs; there is no flag.
 	Clock clock.PassiveClock
@@ -152,16 +164,41 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"How long a cluster must have been Available before the ZTP controller reads its policies.")
 	fs.StringVar(&o.DefaultEnforcement, "default-enforcement", o.DefaultEnforcement,
 		"How a ClusterGroupUpgrade without spec.enforcement enforces its policies: auto (Override when the hub's PlacementBinding has binding overrides, else Copy), Copy or Override.")
+	fs.BoolVar(&o.Tenancy, "tenancy", o.Tenancy,
+		"Tenancy mode: a ClusterGroupUpgrade selects only clusters of the ManagedClusterSets bound to its namespace, enforces only its namespace's policies, and labels only under --tenancy-label-prefix.")
+	fs.StringVar(&o.TenancyLabelPrefix, "tenancy-label-prefix", o.TenancyLabelPrefix,
+		"In tenancy mode, the prefix of every label and annotation key a ClusterGroupUpgrade's cluster actions may write or remove; empty allows none.")
+	fs.Func("tenancy-exempt-namespaces",
+		"Comma-separated namespaces whose ClusterGroupUpgrades act as with tenancy off (the ZTP controller's is exempt when it runs). May be repeated.",
+		func(s string) error {
+			o.TenancyExemptNamespaces = appendNamespaces(o.TenancyExemptNamespaces, s)
+			return nil
+		})
 	fs.Func("policy-namespaces",
 		"Comma-separated namespaces whose managed policies a ClusterGroupUpgrade may enforce; empty allows every namespace. May be repeated.",
 		func(s string) error {
-			for ns := range strings.SplitSeq(s, ",") {
-				if ns = strings.TrimSpace(ns); ns != "" && !slices.Contains(o.PolicyNamespaces, ns) {
-					o.PolicyNamespaces = append(o.PolicyNamespaces, ns)
-				}
-			}
+			o.PolicyNamespaces = appendNamespaces(o.PolicyNamespaces, s)
 			return nil
 		})
+}
+
+// appendNamespaces adds the namespaces of a comma-separated list not in list yet.
+func appendNamespaces(list []string, s string) []string {
+	for ns := range strings.SplitSeq(s, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" && !slices.Contains(list, ns) {
+			list = append(list, ns)
+		}
+	}
+	return list
+}
+
+// TenancyRules are the tenancy rules the options ask for.
+func (o Options) TenancyRules() tenancy.Rules {
+	exempt := slices.Clone(o.TenancyExemptNamespaces)
+	if o.ZTP && !slices.Contains(exempt, ztp.Namespace) {
+		exempt = append(exempt, ztp.Namespace)
+	}
+	return tenancy.Rules{On: o.Tenancy, LabelPrefix: o.TenancyLabelPrefix, Exempt: exempt}
 }
 
 // EnforcementAuto lets the operator pick the default enforcement from the hub's API.
@@ -196,14 +233,26 @@ func (o Options) Validate() error {
 	case !slices.Contains([]string{"", EnforcementAuto, string(ranv1alpha1.EnforcementCopy), string(ranv1alpha1.EnforcementOverride)}, o.DefaultEnforcement):
 		return fmt.Errorf("default-enforcement must be auto, Copy or Override, got %q", o.DefaultEnforcement)
 	}
-	return o.validatePolicyNamespaces()
+	if err := validateNamespaces("policy-namespaces", o.PolicyNamespaces); err != nil {
+		return err
+	}
+	return o.validateTenancy()
 }
 
-// validatePolicyNamespaces refuses a --policy-namespaces entry that cannot name a namespace.
-func (o Options) validatePolicyNamespaces() error {
-	for _, n := range o.PolicyNamespaces {
+// validateTenancy refuses a label prefix no key can start with, and exempt entries that
+// cannot name a namespace.
+func (o Options) validateTenancy() error {
+	if p := o.TenancyLabelPrefix; p != "" && len(validation.IsQualifiedName(p+"x")) > 0 {
+		return fmt.Errorf("tenancy-label-prefix: %q does not begin a label key (as %q or %q)", p, "example.com/", "team-a-")
+	}
+	return validateNamespaces("tenancy-exempt-namespaces", o.TenancyExemptNamespaces)
+}
+
+// validateNamespaces refuses an entry of a namespace list that cannot name a namespace.
+func validateNamespaces(flag string, list []string) error {
+	for _, n := range list {
 		if len(validation.IsDNS1123Label(n)) > 0 {
-			return fmt.Errorf("policy-namespaces: %q is not a namespace name", n)
+			return fmt.Errorf("%s: %q is not a namespace name", flag, n)
 		}
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/hubtemplate"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 )
 
 // GlobalClusterSet is the cluster set holding every managed cluster; Copy mode binds it to
@@ -58,6 +59,10 @@ type Writer struct {
 	// them, and Apply binds no cluster set without the set binding API.
 	Unserved hubapi.Unserved
 
+	// Tenancy are the operator's tenancy rules: where they apply, Apply binds no cluster
+	// set to the upgrade's namespace.
+	Tenancy tenancy.Rules
+
 	// written counts, during Apply, the objects ensure created or changed.
 	written *int
 }
@@ -79,9 +84,11 @@ func (w Writer) Apply(ctx context.Context, e Enforcement) (int, error) {
 	written := 0
 	w.written = &written
 	owner := ownership.Owner{Namespace: e.Upgrade.Namespace, Name: e.Upgrade.Name}
-	if e.Mode != ranv1alpha1.EnforcementOverride && !w.Unserved.SetBindings {
+	if e.Mode != ranv1alpha1.EnforcementOverride && !w.Unserved.SetBindings && !w.Tenancy.Applies(owner.Namespace) {
 		// Without the set binding API, the Placements select from the cluster sets
-		// bound to the namespace by other means.
+		// bound to the namespace by other means. In tenancy mode the rollout's clusters
+		// are those of the sets bound to its namespace already, and the operator never
+		// binds a set for a tenant.
 		if err := w.ensureClusterSetBinding(ctx, owner.Namespace); err != nil {
 			return written, err
 		}
@@ -148,6 +155,9 @@ func (w Writer) applyCopy(ctx context.Context, upgrade *ranv1alpha1.ClusterGroup
 		templates = append(templates, raw)
 	}
 	for _, name := range hubtemplate.Analyze(parent.Namespace, templates).ConfigMaps {
+		if parent.Namespace == owner.Namespace {
+			break // the copy sits next to the ConfigMaps it reads
+		}
 		if err := w.copyConfigMap(ctx, upgrade, owner, parent.Namespace, name); err != nil {
 			return nil, err
 		}

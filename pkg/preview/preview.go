@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +36,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	pkgselection "github.com/cgu-operator/cgu-operator/pkg/selection"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
+	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 	"github.com/cgu-operator/cgu-operator/pkg/validate"
 )
 
@@ -118,6 +120,10 @@ type Scope struct {
 	// Unserved are the optional APIs the hub does not serve: a spec asking for a feature
 	// that needs one is invalid (hubapi.Features). The zero value assumes them all served.
 	Unserved hubapi.Unserved
+	// Tenancy are the operator's tenancy rules: where they apply, a rollout selects only
+	// clusters of the cluster sets bound to its namespace, and enforces only its namespace's
+	// policies.
+	Tenancy tenancy.Rules
 }
 
 // GatherIn is Gather for an operator restricted to scope: a managed policy found only in
@@ -250,8 +256,12 @@ func (g gatherer) selection(ctx context.Context, excluded map[string]bool) ([]st
 	for i, ls := range spec.ClusterLabelSelectors {
 		selectors[i] = ls.LabelSelector()
 	}
+	reachable, err := g.reachable(ctx, known)
+	if err != nil {
+		return nil, nil, err
+	}
 	res, err := pkgselection.Select(pkgselection.Input{Clusters: spec.Clusters, LabelSelectors: selectors,
-		ClusterSelector: spec.ClusterSelector, Known: known})
+		ClusterSelector: spec.ClusterSelector, Known: known, Reachable: reachable})
 	if err != nil {
 		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidClusterSelector, Message: "Invalid selector: " + err.Error()}, nil
 	}
@@ -266,6 +276,11 @@ func (g gatherer) selection(ctx context.Context, excluded map[string]bool) ([]st
 				Message: fmt.Sprintf("spec.placementRef: Placement %s/%s does not exist", g.cgu.Namespace, ref.Name)}, nil
 		}
 		for _, c := range decided {
+			// A Placement decides among the namespace's bound sets already; a decision
+			// outside them (a binding removed since) is not followed.
+			if reachable != nil && !reachable[c] {
+				continue
+			}
 			if !slices.Contains(selected, c) {
 				selected = append(selected, c)
 			}
@@ -276,10 +291,40 @@ func (g gatherer) selection(ctx context.Context, excluded map[string]bool) ([]st
 	case len(res.Unknown) > 0:
 		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonClusterNotFound,
 			Message: "Clusters not found on the hub: " + listed(res.Unknown), Names: res.Unknown}, nil
+	case len(res.Unreachable) > 0:
+		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonClusterOutsideBoundSets,
+			Message: fmt.Sprintf("Clusters in no ManagedClusterSet bound to namespace %s (tenancy mode): %s",
+				g.cgu.Namespace, listed(res.Unreachable)), Names: res.Unreachable}, nil
 	case len(selected) == 0:
 		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonNoClustersSelected, Message: "The spec selects no cluster"}, nil
 	}
 	return selected, nil, nil
+}
+
+// reachable returns, where tenancy applies to the CGU's namespace, the clusters of the
+// cluster sets bound to it; nil (every cluster) elsewhere.
+func (g gatherer) reachable(ctx context.Context, known []pkgselection.Cluster) (map[string]bool, error) {
+	ns := g.cgu.Namespace
+	if !g.scope.Tenancy.Applies(ns) {
+		return nil, nil
+	}
+	var bindings clusterv1beta2.ManagedClusterSetBindingList
+	if err := g.r.List(ctx, &bindings, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("listing cluster set bindings in %s: %w", ns, err)
+	}
+	var sets clusterv1beta2.ManagedClusterSetList
+	if err := g.r.List(ctx, &sets); err != nil {
+		return nil, fmt.Errorf("listing managed cluster sets: %w", err)
+	}
+	bound := make([]string, 0, len(bindings.Items))
+	for _, b := range bindings.Items {
+		bound = append(bound, b.Name)
+	}
+	clusters := make([]tenancy.Cluster, len(known))
+	for i, c := range known {
+		clusters[i] = tenancy.Cluster{Name: c.Name, Labels: c.Labels}
+	}
+	return tenancy.Reachable(bound, sets.Items, clusters)
 }
 
 // clusters lists the hub's ManagedClusters, as metadata.
@@ -339,7 +384,7 @@ func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.P
 		canaries = spec.RemediationStrategy.Canaries
 	}
 	res := validate.Validate(validate.Input{ManagedPolicies: spec.ManagedPolicies, Selected: selected,
-		Canaries: canaries, Policies: candidates, AllowedNamespaces: g.scope.PolicyNamespaces})
+		Canaries: canaries, Policies: candidates, AllowedNamespaces: g.scope.PolicyNamespaces, Tenant: g.tenant()})
 	if res.Problem != nil {
 		return nil, nil, res.Problem, nil
 	}
@@ -363,6 +408,14 @@ func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.P
 	}
 	problem, err := g.manifestWorkTemplates(ctx)
 	return res.Resolved, resolved, problem, err
+}
+
+// tenant is the CGU's namespace where tenancy applies to it, else empty.
+func (g gatherer) tenant() string {
+	if g.scope.Tenancy.Applies(g.cgu.Namespace) {
+		return g.cgu.Namespace
+	}
+	return ""
 }
 
 // splitCompliant leaves out of the rollout, as TALM does, the managed policies every

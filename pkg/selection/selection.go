@@ -29,6 +29,11 @@ type Input struct {
 	ClusterSelector []string
 	// Known are the clusters on the hub.
 	Known []Cluster
+	// Reachable, when not nil, are the only clusters the ClusterGroupUpgrade may select
+	// (tenancy mode: those of the cluster sets bound to its namespace). Selectors match
+	// among them only, as a Placement's predicates do; a named cluster outside them is
+	// Unreachable.
+	Reachable map[string]bool
 }
 
 // Result is the selection.
@@ -40,6 +45,9 @@ type Result struct {
 	Selected []string
 	// Unknown are clusters named in spec.clusters that the hub does not know, in spec order.
 	Unknown []string
+	// Unreachable are clusters named in spec.clusters that the hub knows outside
+	// Input.Reachable, in spec order.
+	Unreachable []string
 }
 
 // Select applies a ClusterGroupUpgrade's selection fields to the hub's clusters. A malformed
@@ -53,7 +61,8 @@ func Select(in Input) (Result, error) {
 	for _, c := range in.Known {
 		known[c.Name] = true
 	}
-	byName := slices.Clone(in.Known)
+	reachable := func(name string) bool { return in.Reachable == nil || in.Reachable[name] }
+	byName := slices.DeleteFunc(slices.Clone(in.Known), func(c Cluster) bool { return !reachable(c.Name) })
 	slices.SortFunc(byName, func(a, b Cluster) int { return strings.Compare(a.Name, b.Name) })
 
 	var res Result
@@ -63,10 +72,13 @@ func Select(in Input) (Result, error) {
 			continue
 		}
 		chosen[name] = true
-		if known[name] {
-			res.Selected = append(res.Selected, name)
-		} else {
+		switch {
+		case !known[name]:
 			res.Unknown = append(res.Unknown, name)
+		case !reachable(name):
+			res.Unreachable = append(res.Unreachable, name)
+		default:
+			res.Selected = append(res.Selected, name)
 		}
 	}
 	for _, s := range selectors {

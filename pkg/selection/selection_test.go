@@ -18,9 +18,10 @@ var fleet = []Cluster{
 
 func TestSelect(t *testing.T) {
 	cases := map[string]struct {
-		in           Input
-		wantSelected []string
-		wantUnknown  []string
+		in              Input
+		wantSelected    []string
+		wantUnknown     []string
+		wantUnreachable []string
 	}{
 		"named clusters keep their order": {
 			in:           Input{Clusters: []string{"sno-3", "sno-1"}},
@@ -73,6 +74,30 @@ func TestSelect(t *testing.T) {
 			},
 			wantSelected: []string{"sno-2", "sno-1"},
 		},
+		"tenancy: selectors match reachable clusters only": {
+			in: Input{
+				LabelSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"region": "west"}}},
+				Reachable:      map[string]bool{"sno-2": true, "sno-3": true},
+			},
+			wantSelected: []string{"sno-2"},
+		},
+		"tenancy: a named cluster outside the reachable ones is reported, after unknown ones": {
+			in: Input{
+				Clusters:  []string{"sno-1", "gone", "sno-3", "hub"},
+				Reachable: map[string]bool{"sno-3": true},
+			},
+			wantSelected:    []string{"sno-3"},
+			wantUnknown:     []string{"gone"},
+			wantUnreachable: []string{"sno-1", "hub"},
+		},
+		"tenancy: nothing reachable selects nothing": {
+			in: Input{
+				Clusters:       []string{"sno-1"},
+				LabelSelectors: []metav1.LabelSelector{{}},
+				Reachable:      map[string]bool{},
+			},
+			wantUnreachable: []string{"sno-1"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -81,8 +106,10 @@ func TestSelect(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(got.Selected, tc.wantSelected) || !slices.Equal(got.Unknown, tc.wantUnknown) {
-				t.Fatalf("got selected %v unknown %v, want %v and %v", got.Selected, got.Unknown, tc.wantSelected, tc.wantUnknown)
+			if !slices.Equal(got.Selected, tc.wantSelected) || !slices.Equal(got.Unknown, tc.wantUnknown) ||
+				!slices.Equal(got.Unreachable, tc.wantUnreachable) {
+				t.Fatalf("got selected %v unknown %v unreachable %v, want %v, %v and %v", got.Selected, got.Unknown,
+					got.Unreachable, tc.wantSelected, tc.wantUnknown, tc.wantUnreachable)
 			}
 		})
 	}

@@ -21,6 +21,7 @@ func TestAllowedNamespaces(t *testing.T) {
 	cases := map[string]struct {
 		policies    []string
 		allowed     []string
+		tenant      string
 		wantReason  string
 		wantMessage string
 		wantNS      []string
@@ -58,10 +59,25 @@ func TestAllowedNamespaces(t *testing.T) {
 			policies: []string{"nope"}, allowed: []string{"ztp-common"},
 			wantReason: ranv1alpha1.ReasonNotAllManagedPoliciesExist, wantMessage: ": nope",
 		},
+		"tenancy resolves the CGU's own namespace": {
+			policies: []string{"operators", "site-config"}, tenant: "tenant-b",
+			wantReason:  ranv1alpha1.ReasonPolicyNamespaceNotAllowed,
+			wantMessage: "may not enforce: operators (in tenant-a); tenancy mode allows the ClusterGroupUpgrade's own namespace tenant-b",
+		},
+		"tenancy: another namespace's copy does not make the name ambiguous": {
+			policies: []string{"hijack", "site-config"}, tenant: "tenant-b",
+			wantNS: []string{"tenant-b", "tenant-b"},
+		},
+		"tenancy and --policy-namespaces both apply": {
+			policies: []string{"site-config"}, tenant: "tenant-b", allowed: []string{"ztp-a"},
+			wantReason:  ranv1alpha1.ReasonPolicyNamespaceNotAllowed,
+			wantMessage: "site-config (in tenant-b and ztp-a); tenancy mode allows the ClusterGroupUpgrade's own namespace tenant-b; allowed namespaces (--policy-namespaces): ztp-a",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			res := Validate(Input{ManagedPolicies: tc.policies, Selected: selected, Policies: hub, AllowedNamespaces: tc.allowed})
+			res := Validate(Input{ManagedPolicies: tc.policies, Selected: selected, Policies: hub, AllowedNamespaces: tc.allowed,
+				Tenant: tc.tenant})
 			expectResult(t, res, tc.wantReason, tc.wantMessage, tc.wantNS)
 		})
 	}

@@ -39,6 +39,9 @@ type Input struct {
 	// AllowedNamespaces are the namespaces whose policies a rollout may enforce (the
 	// operator's --policy-namespaces); empty allows every namespace, as TALM does.
 	AllowedNamespaces []string
+	// Tenant, in tenancy mode, is the ClusterGroupUpgrade's namespace: only its policies
+	// may be enforced (and only when AllowedNamespaces allows it too).
+	Tenant string
 }
 
 // Result is the outcome: the resolved policies in spec order, or the problem that keeps the
@@ -64,7 +67,7 @@ func Validate(in Input) Result {
 	var missing, ambiguous, ambiguousNames, notAllowed []string
 	var resolved []Policy
 	for _, name := range in.ManagedPolicies {
-		found, elsewhere := allowedOnly(placedPolicies(in.Policies, name, selected), in.AllowedNamespaces)
+		found, elsewhere := allowedOnly(placedPolicies(in.Policies, name, selected), in.allowed)
 		switch {
 		case len(found) == 0 && len(elsewhere) > 0:
 			notAllowed = append(notAllowed, fmt.Sprintf("%s (in %s)", name, strings.Join(elsewhere, " and ")))
@@ -84,8 +87,7 @@ func Validate(in Input) Result {
 	switch {
 	case len(notAllowed) > 0:
 		return problem(ranv1alpha1.ReasonPolicyNamespaceNotAllowed,
-			"Managed policies in namespaces the operator may not enforce: "+strings.Join(notAllowed, "; ")+
-				"; allowed namespaces (--policy-namespaces): "+strings.Join(in.AllowedNamespaces, ", "))
+			"Managed policies in namespaces the operator may not enforce: "+strings.Join(notAllowed, "; ")+"; "+in.allowedText())
 	case len(missing) > 0:
 		r := problem(ranv1alpha1.ReasonNotAllManagedPoliciesExist,
 			"Managed policies not found on the selected clusters: "+strings.Join(unplaced(missing, in.Policies), ", "))
@@ -119,16 +121,33 @@ func placedPolicies(policies []Policy, name string, selected map[string]bool) []
 	return found
 }
 
-// allowedOnly splits found policies into those of an allowed namespace and the namespaces
-// of the others; every namespace is allowed when allowed is empty.
-func allowedOnly(found []Policy, allowed []string) ([]Policy, []string) {
-	if len(allowed) == 0 {
-		return found, nil
+// allowed tells whether a policy of namespace may be enforced.
+func (in Input) allowed(namespace string) bool {
+	if in.Tenant != "" && namespace != in.Tenant {
+		return false
 	}
+	return len(in.AllowedNamespaces) == 0 || slices.Contains(in.AllowedNamespaces, namespace)
+}
+
+// allowedText says which namespaces are allowed, and why.
+func (in Input) allowedText() string {
+	var parts []string
+	if in.Tenant != "" {
+		parts = append(parts, "tenancy mode allows the ClusterGroupUpgrade's own namespace "+in.Tenant)
+	}
+	if len(in.AllowedNamespaces) > 0 {
+		parts = append(parts, "allowed namespaces (--policy-namespaces): "+strings.Join(in.AllowedNamespaces, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// allowedOnly splits found policies into those of an allowed namespace and the namespaces
+// of the others.
+func allowedOnly(found []Policy, allowed func(namespace string) bool) ([]Policy, []string) {
 	var kept []Policy
 	var elsewhere []string
 	for _, p := range found {
-		if slices.Contains(allowed, p.Namespace) {
+		if allowed(p.Namespace) {
 			kept = append(kept, p)
 		} else {
 			elsewhere = append(elsewhere, p.Namespace)

@@ -44,8 +44,10 @@ import (
 // any request the API server refuses shows as "forbidden" in the operator's logs (the
 // controllers', controller-runtime's and client-go's, through klog), and fails the spec.
 //
-// The operator runs with --policy-namespaces=policies (the suite's policy namespace), so
-// that the same world tests the namespace restriction, ZTP's rollouts included.
+// The operator runs with --policy-namespaces=policies,tenant-a (the suite's policy namespace
+// and a tenant's), so that the same world tests the namespace restriction, ZTP's rollouts
+// included, and in tenancy mode with the other scenarios' namespaces exempt
+// (tenancy_test.go).
 //
 // To see the suite fail, drop a verb from the bound ClusterRole:
 //
@@ -151,7 +153,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	opts.UpdateService = graphs.URL()
 	opts.PrecacheTimeout = 20 * time.Second
 	opts.ZTP, opts.ZTPSettle = true, 2*time.Second
-	opts.PolicyNamespaces = []string{policyNS}
+	opts.PolicyNamespaces = []string{policyNS, tenantNS}
+	opts.Tenancy, opts.TenancyLabelPrefix, opts.TenancyExemptNamespaces = true, tenantPrefix, exemptNamespaces
 	mgr, err := operator.New(operatorConfig, opts)
 	Expect(err).NotTo(HaveOccurred())
 	hub.Go(func(ctx context.Context) {
