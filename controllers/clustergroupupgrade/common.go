@@ -5,6 +5,7 @@ import (
 
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/policies"
+	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 )
 
 // What every step of a reconcile uses, and that calls none of them: the clock the cache's lag
@@ -16,7 +17,8 @@ import (
 func (r *Reconciler) lagNow() time.Time { return time.Now() }
 
 func (r *Reconciler) cleaner() ownership.Cleaner {
-	return ownership.Cleaner{Client: r.Client, Copies: r.Copies, Unserved: r.Unserved}
+	return ownership.Cleaner{Client: r.Client, Copies: r.Copies, Unserved: r.Unserved,
+		Teardown: spokejob.Runner{Client: r.Client}.Teardown}
 }
 
 func (r *Reconciler) writer() policies.Writer {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cgu-operator/cgu-operator/pkg/orphans"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 )
 
 // apply deletes the owner's objects when the decision says so. The owner label value stands
@@ -16,7 +17,8 @@ func (r *Reconciler) apply(ctx context.Context, namespace, value string, in orph
 	if !in.Sweep {
 		return nil
 	}
-	c := ownership.Cleaner{Client: r.Client, Copies: r.Copies, Unserved: r.Unserved}
+	c := ownership.Cleaner{Client: r.Client, Copies: r.Copies, Unserved: r.Unserved,
+		Teardown: spokejob.Runner{Client: r.Client}.Teardown}
 	found, err := c.Cleanup(ctx, ownership.Owner{Namespace: namespace, Name: value})
 	if err != nil {
 		return fmt.Errorf("deleting the objects of a ClusterGroupUpgrade that is gone: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,6 +22,10 @@ type Cleaner struct {
 	Copies client.Reader
 	// Unserved are the optional APIs the hub does not serve: their kinds are not looked for.
 	Unserved hubapi.Unserved
+	// Teardown, when set, is given the rollout's views before they are deleted, to remove
+	// from the spokes what the rollout's jobs set up there (spokejob.Runner.Teardown); the
+	// views are deleted once it succeeded.
+	Teardown func(ctx context.Context, views []viewv1beta1.ManagedClusterView) error
 }
 
 // Cleanup deletes every object made for owner (Kinds, and the copied ConfigMaps in the
@@ -31,6 +36,7 @@ func (c Cleaner) Cleanup(ctx context.Context, owner Owner) (int, error) {
 	selector := client.MatchingLabels(owner.Labels())
 	found := 0
 	var errs []error
+	var views *viewv1beta1.ManagedClusterViewList
 	for _, k := range Kinds {
 		if c.Unserved.Missing(k.Needs) {
 			continue
@@ -42,7 +48,16 @@ func (c Cleaner) Cleanup(ctx context.Context, owner Owner) (int, error) {
 			}
 			continue
 		}
+		if v, ok := list.(*viewv1beta1.ManagedClusterViewList); ok && c.Teardown != nil {
+			views = v // after the actions: see below
+			continue
+		}
 		n, err := c.deleteAll(ctx, list)
+		found += n
+		errs = append(errs, err)
+	}
+	if views != nil {
+		n, err := c.tearDown(ctx, views)
 		found += n
 		errs = append(errs, err)
 	}
@@ -59,6 +74,19 @@ func (c Cleaner) Cleanup(ctx context.Context, owner Owner) (int, error) {
 		errs = append(errs, err)
 	}
 	return found, errors.Join(errs...)
+}
+
+// tearDown removes from the spokes what the rollout's jobs set up (Teardown), then deletes
+// their views. It runs once the rollout's actions were deleted, so that no setup action
+// still unanswered creates an object after the teardown deleted it.
+func (c Cleaner) tearDown(ctx context.Context, views *viewv1beta1.ManagedClusterViewList) (int, error) {
+	if len(views.Items) == 0 {
+		return 0, nil
+	}
+	if err := c.Teardown(ctx, views.Items); err != nil {
+		return len(views.Items), fmt.Errorf("tearing down the spoke jobs' objects: %w", err)
+	}
+	return c.deleteAll(ctx, views)
 }
 
 func (c Cleaner) deleteAll(ctx context.Context, list client.ObjectList) (int, error) {

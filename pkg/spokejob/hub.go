@@ -40,7 +40,9 @@ const (
 
 // jobView is the hub's view of the spoke's Job.
 func (j Job) jobView() *viewv1beta1.ManagedClusterView {
-	return j.view(viewJob, viewv1beta1.ViewScope{Group: batchv1.GroupName, Version: "v1", Kind: "Job"})
+	v := j.view(viewJob, viewv1beta1.ViewScope{Group: batchv1.GroupName, Version: "v1", Kind: "Job"})
+	j.annotateSpokeObjects(v)
+	return v
 }
 
 // reportView is the hub's view of the report ConfigMap.

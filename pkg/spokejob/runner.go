@@ -103,7 +103,8 @@ func (r Reader) Read(ctx context.Context, j Job) (State, error) {
 // Stop ends j's run: it deletes the hub's other actions of j (of every run, so that none
 // answered late creates the Job again), creates the actions deleting the spoke's Job and
 // report, and deletes the views. Namespace, service account and RBAC stay on the spoke,
-// shared by the runs; the pods of the Job stay too (see the package doc). Once the views
+// shared by the runs, until the rollout's teardown (Teardown); the pods of the Job stay too
+// (see the package doc). Once the views
 // are gone, Stop does nothing more.
 func (r Runner) Stop(ctx context.Context, j Job) error {
 	if err := j.validateIdentity(); err != nil {

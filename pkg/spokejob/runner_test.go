@@ -299,3 +299,46 @@ var _ = Describe("Spoke jobs", func() {
 		Expect(s).To(Equal(spokejob.State{Waiting: "the view of its Job does not exist yet"}))
 	})
 })
+
+var _ = Describe("The teardown of spoke jobs", func() {
+	It("deletes what the job set up from the spoke, leaves its Job to Kubernetes, and outlives the rollout's cleanup", func(ctx SpecContext) {
+		cluster := env.MustJoinFleet(ctx, "spokejob-teardown", 1)[0]
+		programs.set(cluster, reporting)
+		r := spokejob.Runner{Client: env.Hub.Client}
+		j := healthJob(cluster, "run-1")
+		untilReport(ctx, r, j)
+		setUp := []struct {
+			gvk             schema.GroupVersionKind
+			namespace, name string
+		}{
+			{corev1.SchemeGroupVersion.WithKind("ServiceAccount"), spokejob.Namespace, "health"},
+			{rbacv1.SchemeGroupVersion.WithKind("Role"), spokejob.Namespace, "health"},
+			{rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), spokejob.Namespace, "health"},
+			{rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), "", "cgu-operator-spoke:health"},
+			{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), "", "cgu-operator-spoke:health"},
+			{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), "", "cgu-operator-spoke:health:cluster-monitoring-view"},
+			{configMapGVK, spokejob.Namespace, "health"},
+		}
+
+		By("tearing down with the views, then deleting them and the rollout's actions as its cleanup does")
+		views := hubViews(ctx, cluster)
+		Expect(r.Teardown(ctx, views)).To(Succeed())
+		Expect(r.Teardown(ctx, views)).To(Succeed(), "twice makes nothing more")
+		cleaner := ownership.Cleaner{Client: env.Hub.Client}
+		Eventually(func() (int, error) { return cleaner.Cleanup(ctx, owner) }).WithTimeout(timeout).Should(BeZero())
+
+		for _, o := range setUp {
+			Eventually(onSpoke(cluster, o.gvk, o.namespace, o.name)).WithTimeout(timeout).Should(MatchError(configpolicy.ErrNotFound),
+				"%s %s", o.gvk.Kind, o.name)
+		}
+		Expect(spokeJobs(cluster)).To(Equal([]string{"run-1"}), "the Job goes with its pods by its TTL")
+		Expect(onSpoke(cluster, configpolicy.NamespaceGVK, "", spokejob.Namespace)()).To(Succeed(), "the shared namespace stays")
+
+		By("the hub collects the teardown's actions once answered")
+		Eventually(func(g Gomega) []actionv1beta1.ManagedClusterAction {
+			var list actionv1beta1.ManagedClusterActionList
+			g.Expect(env.Hub.Client.List(ctx, &list, client.InNamespace(cluster), client.MatchingLabels{spokejob.LabelTeardown: "true"})).To(Succeed())
+			return list.Items
+		}).WithTimeout(timeout).Should(BeEmpty())
+	})
+})

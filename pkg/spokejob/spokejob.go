@@ -16,7 +16,9 @@
 // Args as N, restricted (non-root, no privilege escalation, no capabilities, the runtime's
 // seccomp profile). The Job and its pod carry the label LabelRun (a hash of the run) and the
 // annotation AnnotationRun (the run itself). Namespace, ServiceAccount and RBAC are shared by
-// every run of N and stay; Stop deletes the Job and the report only.
+// every run of N and stay; Stop deletes the Job and the report only. When the rollout ends,
+// its teardown (teardown.go) deletes N's ServiceAccount, RBAC, input and report; the
+// namespace, shared by every rollout's jobs, stays.
 //
 // # On the hub, in the cluster's namespace
 //

@@ -40,7 +40,6 @@ var notExercised = map[grant]string{
 	{"policy.open-cluster-management.io", "policies", "patch"}:           "an enforce copy whose policy changed, once the change is approved (policies.Writer applyCopy)",
 	{"ran.openshift.io", "clustergroupupgradebatches", "delete"}:         "records of an earlier rollout of the same name, or of a stale plan (applyPlan)",
 	{"ran.openshift.io", "clustergroupupgrades", "delete"}:               "the ZTP controller deletes a cluster's CGU to run it again or skip it",
-	{"view.open-cluster-management.io", "managedclusterviews", "patch"}:  "a spoke Job's run recorded on its view (spokejob.Runner.record)",
 	{"view.open-cluster-management.io", "managedclusterviews", "update"}: "a view whose scope changed: the InstallPlan view follows the plan a Subscription names (spokeobjects.Writer.EnsureView)",
 }
 

@@ -8,7 +8,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,9 +25,12 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
+	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 	"github.com/cgu-operator/cgu-operator/pkg/ztp"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
+	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
 
@@ -209,10 +214,32 @@ var _ = Describe("The operator with exactly its generated ClusterRole", func() {
 		cgu.Spec.PreCachingConfigRef = ranv1alpha1.PreCachingConfigCR{Namespace: ns, Name: pc.Name}
 		create(ctx, cgu)
 
-		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)).WithTimeout(settle).ShouldNot(BeNil(),
-			"every cluster's precache Job ran and reported")
+		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)).WithTimeout(settle).ShouldNot(BeNil())
+		for _, c := range clusters {
+			Eventually(func(g Gomega) []viewv1beta1.ManagedClusterView {
+				var list viewv1beta1.ManagedClusterViewList
+				g.Expect(hub.Client.List(ctx, &list, client.InNamespace(c), client.HasLabels{spokejob.LabelJob})).To(Succeed())
+				return list.Items
+			}).WithTimeout(settle).Should(ContainElement(HaveField("Annotations", HaveKey(spokejob.AnnotationRequested))),
+				"the precache Job of %s was requested (its run recorded on its view)", c)
+		}
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecacheSpecValid)(Default)).To(HaveField("Status", metav1.ConditionTrue))
+		privileged := "cgu-operator-spoke:" + spokecheck.PrecacheJob(cgu, clusters[0], ranv1alpha1.PrecachingSpec{}, "", 0).Name
+		onSpoke := func(cluster, kind string) func() error {
+			return func() error {
+				_, err := simulator.Object(cluster, rbacv1.SchemeGroupVersion.WithKind(kind), "", privileged)
+				return err
+			}
+		}
+		for _, c := range clusters {
+			Eventually(onSpoke(c, "ClusterRoleBinding")).WithTimeout(settle).Should(Succeed(), "the precache Job's privileges on %s", c)
+		}
 		deleteAndWait(ctx, cgu)
+		for _, c := range clusters {
+			for _, kind := range []string{"ClusterRoleBinding", "ClusterRole"} {
+				Eventually(onSpoke(c, kind)).WithTimeout(settle).Should(MatchError(configpolicy.ErrNotFound), "the privileged %s %s on %s", kind, privileged, c)
+			}
+		}
 	})
 
 	It("approves a Manual InstallPlan through views and actions", func(ctx SpecContext) {
