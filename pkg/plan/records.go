@@ -59,22 +59,43 @@ func FromRecords(records []ranv1alpha1.ClusterGroupUpgradeBatch, name string) (P
 		if len(parts[i]) == 0 {
 			return Plan{}, fmt.Errorf("the plan of %s has no record of batch %d", name, i)
 		}
-		b := Batch{}
-		if want := wantParts[i]; len(parts[i]) != want {
-			return Plan{}, fmt.Errorf("the plan of %s has %d of the %d parts of batch %d", name, len(parts[i]), want, i)
-		}
-		for part := 0; part < len(parts[i]); part++ {
-			spec, ok := parts[i][part]
-			if !ok {
-				return Plan{}, fmt.Errorf("the plan of %s has no record of part %d of batch %d", name, part, i)
-			}
-			b.Canary, b.Window, b.Stages = spec.Canary, spec.Window, spec.Stages
-			b.StopUnhealthy = spec.OnUnhealthy == ranv1alpha1.UnhealthyStop
-			b.Clusters = append(b.Clusters, spec.Clusters...)
+		b, err := assemble(parts[i], wantParts[i])
+		if err != nil {
+			return Plan{}, fmt.Errorf("the plan of %s has %w of batch %d", name, err, i)
 		}
 		p.Batches = append(p.Batches, b)
 	}
 	return p, nil
+}
+
+// BatchOf is the batch the records of its parts make, when they are all there.
+func BatchOf(records []ranv1alpha1.ClusterGroupUpgradeBatch) (Batch, bool) {
+	parts := map[int]ranv1alpha1.ClusterGroupUpgradeBatchSpec{}
+	want := 1
+	for _, r := range records {
+		parts[r.Spec.Part], want = r.Spec, max(want, r.Spec.Parts)
+	}
+	b, err := assemble(parts, want)
+	return b, err == nil && len(records) > 0
+}
+
+// assemble joins the records of one batch's parts, by part number, into the batch; it fails
+// saying what is missing when they are not parts 0 to want-1.
+func assemble(parts map[int]ranv1alpha1.ClusterGroupUpgradeBatchSpec, want int) (Batch, error) {
+	b := Batch{}
+	if len(parts) != want {
+		return Batch{}, fmt.Errorf("%d of the %d parts", len(parts), want)
+	}
+	for part := range want {
+		spec, ok := parts[part]
+		if !ok {
+			return Batch{}, fmt.Errorf("no record of part %d", part)
+		}
+		b.Canary, b.Window, b.Stages = spec.Canary, spec.Window, spec.Stages
+		b.StopUnhealthy = spec.OnUnhealthy == ranv1alpha1.UnhealthyStop
+		b.Clusters = append(b.Clusters, spec.Clusters...)
+	}
+	return b, nil
 }
 
 // onUnhealthy is what the record of a progressive batch says an unhealthy stage does; empty

@@ -85,7 +85,7 @@ func (d Damaged) plan() (plan.Plan, *Problem) {
 	listed := d.Status.Shortened == nil || d.Status.Shortened.RemediationPlanClustersNotShown == 0
 	var p plan.Plan
 	for i := 1; i <= batches; i++ {
-		if whole, ok := wholeBatch(byBatch[i]); ok {
+		if whole, ok := plan.BatchOf(byBatch[i]); ok {
 			p.Batches = append(p.Batches, whole)
 			continue
 		}
@@ -104,24 +104,6 @@ func (d Damaged) plan() (plan.Plan, *Problem) {
 		p.Batches = append(p.Batches, b)
 	}
 	return p, nil
-}
-
-// wholeBatch is the batch the records of one batch make when none of its parts is missing.
-func wholeBatch(parts []ranv1alpha1.ClusterGroupUpgradeBatch) (plan.Batch, bool) {
-	if len(parts) == 0 || len(parts) != max(parts[0].Spec.Parts, 1) {
-		return plan.Batch{}, false
-	}
-	parts = slices.Clone(parts)
-	slices.SortFunc(parts, func(a, b ranv1alpha1.ClusterGroupUpgradeBatch) int { return a.Spec.Part - b.Spec.Part })
-	s := parts[0].Spec
-	b := plan.Batch{Canary: s.Canary, Window: s.Window, Stages: s.Stages, StopUnhealthy: s.OnUnhealthy == ranv1alpha1.UnhealthyStop}
-	for i, r := range parts {
-		if r.Spec.Part != i {
-			return plan.Batch{}, false
-		}
-		b.Clusters = append(b.Clusters, r.Spec.Clusters...)
-	}
-	return b, true
 }
 
 // policies are the accepted policies the records froze at the start: a record left's, else
