@@ -37,7 +37,8 @@ type Options struct {
 	// LeaseDuration, RenewDeadline and RetryPeriod time the leader election: how long a
 	// lease holds without renewal, how long the leader keeps trying to renew before it
 	// gives up leading, and how often candidates try. The defaults are controller-runtime's;
-	// the tests shorten them. Zero means controller-runtime's default. There are no flags.
+	// zero means controller-runtime's default. A shorter lease hands over sooner after a
+	// crash, at the cost of more lease writes.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// QPS and Burst bound the client's request rate to the kube-apiserver.
 	QPS   float32
@@ -134,6 +135,12 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
 		"Namespace of the leader election lease; empty means the namespace the manager runs in.")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration,
+		"How long the leader lease holds without renewal: a crashed leader is replaced after about this long.")
+	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline,
+		"How long the leader keeps trying to renew its lease before it stops leading.")
+	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod,
+		"How often candidates try to take the lease, and the leader to renew it.")
 	qps := float64(o.QPS)
 	fs.Func("kube-api-qps", fmt.Sprintf("Sustained requests per second to the kube-apiserver (default %g).", qps),
 		func(s string) error {

@@ -110,3 +110,16 @@ func TestLeaderElectionTiming(t *testing.T) {
 		})
 	}
 }
+
+func TestLeaderElectionFlags(t *testing.T) {
+	o, err := parse("--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.LeaseDuration != 3*time.Second || o.RenewDeadline != 2*time.Second || o.RetryPeriod != 500*time.Millisecond {
+		t.Errorf("lease %s, renew %s, retry %s", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
+	}
+	if _, err := parse("--leader-elect-lease-duration=1s", "--leader-elect-renew-deadline=2s"); err == nil {
+		t.Error("a renew deadline past the lease was accepted")
+	}
+}

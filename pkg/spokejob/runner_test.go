@@ -2,6 +2,7 @@ package spokejob_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,6 +29,23 @@ var owner = ownership.Owner{Namespace: "cgu-spokejob", Name: "upgrade"}
 const timeout = 30 * time.Second
 
 var jobGVK = batchv1.SchemeGroupVersion.WithKind("Job")
+
+// spokeObject names an object on a simulated spoke.
+type spokeObject struct {
+	gvk             schema.GroupVersionKind
+	namespace, name string
+}
+
+// healthSetUp are the objects the health job's setup makes on a spoke, the shared namespace
+// aside.
+var healthSetUp = []spokeObject{
+	{corev1.SchemeGroupVersion.WithKind("ServiceAccount"), spokejob.Namespace, "health"},
+	{rbacv1.SchemeGroupVersion.WithKind("Role"), spokejob.Namespace, "health"},
+	{rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), spokejob.Namespace, "health"},
+	{rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), "", "cgu-operator-spoke:health"},
+	{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), "", "cgu-operator-spoke:health"},
+	{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), "", "cgu-operator-spoke:health:cluster-monitoring-view"},
+}
 
 // healthJob is the health check of run on cluster.
 func healthJob(cluster, run string) spokejob.Job {
@@ -157,18 +175,7 @@ var _ = Describe("Spoke jobs", func() {
 		Expect(created).To(HaveEach(1), "each action once")
 		Expect(programs.ran(cluster)).To(Equal([]string{"run-1"}))
 		Expect(spokeJobs(cluster)).To(Equal([]string{"run-1"}))
-		for _, o := range []struct {
-			gvk             schema.GroupVersionKind
-			namespace, name string
-		}{
-			{configpolicy.NamespaceGVK, "", spokejob.Namespace},
-			{corev1.SchemeGroupVersion.WithKind("ServiceAccount"), spokejob.Namespace, "health"},
-			{rbacv1.SchemeGroupVersion.WithKind("Role"), spokejob.Namespace, "health"},
-			{rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), spokejob.Namespace, "health"},
-			{rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), "", "cgu-operator-spoke:health"},
-			{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), "", "cgu-operator-spoke:health"},
-			{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), "", "cgu-operator-spoke:health:cluster-monitoring-view"},
-		} {
+		for _, o := range append([]spokeObject{{configpolicy.NamespaceGVK, "", spokejob.Namespace}}, healthSetUp...) {
 			Expect(onSpoke(cluster, o.gvk, o.namespace, o.name)()).To(Succeed(), "%s %s", o.gvk.Kind, o.name)
 		}
 
@@ -307,18 +314,7 @@ var _ = Describe("The teardown of spoke jobs", func() {
 		r := spokejob.Runner{Client: env.Hub.Client}
 		j := healthJob(cluster, "run-1")
 		untilReport(ctx, r, j)
-		setUp := []struct {
-			gvk             schema.GroupVersionKind
-			namespace, name string
-		}{
-			{corev1.SchemeGroupVersion.WithKind("ServiceAccount"), spokejob.Namespace, "health"},
-			{rbacv1.SchemeGroupVersion.WithKind("Role"), spokejob.Namespace, "health"},
-			{rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), spokejob.Namespace, "health"},
-			{rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), "", "cgu-operator-spoke:health"},
-			{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), "", "cgu-operator-spoke:health"},
-			{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), "", "cgu-operator-spoke:health:cluster-monitoring-view"},
-			{configMapGVK, spokejob.Namespace, "health"},
-		}
+		setUp := append(slices.Clone(healthSetUp), spokeObject{configMapGVK, spokejob.Namespace, "health"})
 
 		By("tearing down with the views, then deleting them and the rollout's actions as its cleanup does")
 		views := hubViews(ctx, cluster)

@@ -51,9 +51,11 @@ type Operator struct {
 	// Name tells the managers of one Env apart in logs: operator-1, operator-2, ...
 	Name string
 
-	mgr    manager.Manager
-	cut    atomic.Bool
-	writes atomic.Int64
+	mgr manager.Manager
+	cut atomic.Bool
+	// partitioned fails the manager's requests while it runs on (Partition, Heal).
+	partitioned atomic.Bool
+	writes      atomic.Int64
 	// throttle, when set, makes the hub answer some requests 429 and delay the others.
 	throttle atomic.Pointer[Throttle]
 	stop     chan struct{}
@@ -205,6 +207,14 @@ func (o *Operator) Kill() error {
 	return o.Stop()
 }
 
+// Partition cuts the manager off the hub while it runs on, as a network partition does:
+// every request it sends fails, its lease renewals included, until Heal. Watches it had open
+// stay open (a partition would end them too; nothing is written through a watch).
+func (o *Operator) Partition() { o.partitioned.Store(true) }
+
+// Heal ends a Partition: the manager's requests reach the hub again, if it still runs.
+func (o *Operator) Heal() { o.partitioned.Store(false) }
+
 // Stopped is closed once the manager stopped.
 func (o *Operator) Stopped() <-chan struct{} { return o.done }
 
@@ -236,7 +246,7 @@ type faultyTransport struct {
 }
 
 func (t *faultyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.op.cut.Load() {
+	if t.op.cut.Load() || t.op.partitioned.Load() {
 		drain(req)
 		return nil, errCut
 	}

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/tests/world"
 )
 
 var _ = Describe("The operator killed and restarted during a rollout of 200 clusters", func() {
@@ -60,26 +61,30 @@ var _ = Describe("The operator killed and restarted during a rollout of 200 clus
 	})
 })
 
-var _ = Describe("The kube-apiserver restarted during a rollout", func() {
-	It("lets the rollout complete afterwards, each batch once", func(ctx SpecContext) {
-		const clusters, concurrency, batches = 30, 10, 3
-		names, cgu, log := upgradeRollout(ctx, "apiserver", clusters, concurrency, 2*time.Second)
-		fleet.MustCreate(ctx, cgu)
+var _ = Describe("The hub's control plane restarted during a rollout", func() {
+	DescribeTable("lets the rollout complete afterwards, each batch once, nothing left enforcing",
+		func(ctx SpecContext, label string, restart func(h *world.Hub, whileDown func()) error) {
+			const clusters, concurrency, batches = 30, 10, 3
+			names, cgu, log := upgradeRollout(ctx, label, clusters, concurrency, 2*time.Second)
+			fleet.MustCreate(ctx, cgu)
 
-		By("restarting the kube-apiserver while batch 2 runs")
-		Eventually(log.started).WithTimeout(settle).Should(BeNumerically(">=", 2))
-		Expect(fleet.Hub.RestartAPIServer(func() {
-			// While it is down nobody reaches the hub, the operator included.
-			Expect(fleet.Hub.Client.Get(ctx, keyOf(cgu), &ranv1alpha1.ClusterGroupUpgrade{})).NotTo(Succeed())
-		})).To(Succeed())
+			By("killing it while batch 2 runs, and starting it again")
+			Eventually(log.started).WithTimeout(settle).Should(BeNumerically(">=", 2))
+			Expect(restart(fleet.Hub, func() {
+				// While it is down nobody reaches the hub, the operator included.
+				Expect(fleet.Hub.Client.Get(ctx, keyOf(cgu), &ranv1alpha1.ClusterGroupUpgrade{})).NotTo(Succeed())
+			})).To(Succeed())
 
-		Eventually(state(ctx, cgu)).WithTimeout(2 * settle).Should(Equal(ranv1alpha1.StateCompleted))
-		log.expectClean(batches)
-		expectBatchesInOrder(ctx, cgu, names, batches, nil)
-		expectEachBatchStartedOnce(ctx, cgu)
-		expectUpgraded(names)
-		expectLabelled(ctx, cgu, names)
-		Eventually(leftovers(ctx, cgu)).WithTimeout(settle).Should(BeZero())
-		expectNothingEnforcing(ctx, cgu, names)
-	})
+			Eventually(state(ctx, cgu)).WithTimeout(2 * settle).Should(Equal(ranv1alpha1.StateCompleted))
+			log.expectClean(batches)
+			expectBatchesInOrder(ctx, cgu, names, batches, nil)
+			expectEachBatchStartedOnce(ctx, cgu)
+			expectUpgraded(names)
+			expectLabelled(ctx, cgu, names)
+			Eventually(leftovers(ctx, cgu)).WithTimeout(settle).Should(BeZero())
+			expectNothingEnforcing(ctx, cgu, names)
+		},
+		Entry("the kube-apiserver (etcd stays up)", "apiserver", (*world.Hub).RestartAPIServer),
+		Entry("etcd, on its data (the kube-apiserver stays up and answers errors)", "etcd", (*world.Hub).RestartEtcd),
+	)
 })

@@ -157,15 +157,7 @@ func expectOperatorOwnsOnlyStatus(cgu *ranv1alpha1.ClusterGroupUpgrade) {
 
 var _ = Describe("Two replicas with leader election", func() {
 	It("run one leader; when it is killed the other takes over and completes, each batch once", func(ctx SpecContext) {
-		replicas, err := fleet.StartReplicas(ctx, 2, "cgu-operator-system")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() {
-			for _, r := range replicas {
-				Expect(r.Stop()).To(Succeed())
-			}
-			_, err := fleet.StartOperator()
-			Expect(err).NotTo(HaveOccurred())
-		})
+		replicas := startReplicas(ctx, 2)
 		leaders := func() []*harness.Operator {
 			var out []*harness.Operator
 			for _, r := range replicas {
@@ -199,16 +191,41 @@ var _ = Describe("Two replicas with leader election", func() {
 		Eventually(follower.Leading).WithTimeout(settle).Should(BeTrue())
 		Expect(leaseHolder(ctx)).NotTo(Equal(holder))
 
-		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+		expectCompletedOnce(ctx, cgu, log, names, 3)
 		Expect(follower.Writes()).To(BeNumerically(">", 0))
-		log.expectClean(3)
-		expectBatchesInOrder(ctx, cgu, names, 3, nil)
-		expectEachBatchStartedOnce(ctx, cgu)
-		expectUpgraded(names)
-		Eventually(leftovers(ctx, cgu)).WithTimeout(settle).Should(BeZero())
-		expectNothingEnforcing(ctx, cgu, names)
 	})
 })
+
+// expectCompletedOnce waits for the rollout to complete, then checks that every batch ran
+// once, in order, every cluster upgraded, and nothing is left enforcing.
+func expectCompletedOnce(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, log *recordLog, names []string, batches int) {
+	GinkgoHelper()
+	Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+	log.expectClean(batches)
+	expectBatchesInOrder(ctx, cgu, names, batches, nil)
+	expectEachBatchStartedOnce(ctx, cgu)
+	expectUpgraded(names)
+	Eventually(leftovers(ctx, cgu)).WithTimeout(settle).Should(BeZero())
+	expectNothingEnforcing(ctx, cgu, names)
+}
+
+// startReplicas stops the suite's operator and starts n replicas with leader election (the
+// lease in cgu-operator-system); when the spec ends they are healed and stopped and the
+// suite's operator starts again.
+func startReplicas(ctx context.Context, n int) []*harness.Operator {
+	GinkgoHelper()
+	replicas, err := fleet.StartReplicas(ctx, n, "cgu-operator-system")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		for _, r := range replicas {
+			r.Heal()
+			Expect(r.Stop()).To(Succeed())
+		}
+		_, err := fleet.StartOperator()
+		Expect(err).NotTo(HaveOccurred())
+	})
+	return replicas
+}
 
 // leaseHolder returns the holder of the operator's leader lease in cgu-operator-system.
 func leaseHolder(ctx context.Context) string {

@@ -102,27 +102,71 @@ func copyFiles(from, to string) error {
 // killListener kills the kube-apiserver serving on port (a child of this process) and waits
 // until it is gone.
 func killListener(port string) error {
+	return killProcess("kube-apiserver", "--secure-port="+port)
+}
+
+// killProcess kills the control-plane process command (a child of this process) that has arg
+// among its arguments, and waits until it is gone.
+func killProcess(command, arg string) error {
 	procs, err := testenv.ControlPlaneProcesses()
 	if err != nil {
 		return err
 	}
 	for _, p := range procs {
-		if p.Command != "kube-apiserver" {
+		if p.Command != command {
 			continue
 		}
 		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
-		if err != nil || !slices.Contains(strings.Split(string(cmdline), "\x00"), "--secure-port="+port) {
+		if err != nil || !slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
 			continue
 		}
 		if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
-			return fmt.Errorf("killing kube-apiserver %d: %w", p.PID, err)
+			return fmt.Errorf("killing %s %d: %w", command, p.PID, err)
 		}
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 			if _, err := os.Stat(fmt.Sprintf("/proc/%d", p.PID)); os.IsNotExist(err) {
 				return nil
 			}
 		}
-		return fmt.Errorf("kube-apiserver %d did not end after SIGKILL", p.PID)
+		return fmt.Errorf("%s %d did not end after SIGKILL", command, p.PID)
 	}
-	return fmt.Errorf("no kube-apiserver serving on port %s", port)
+	return fmt.Errorf("no %s with %s", command, arg)
+}
+
+// RestartEtcd kills the hub's etcd (SIGKILL, as a crash would end it), calls whileDown,
+// then starts it again on the same data and client URL. The kube-apiserver stays up and
+// answers errors meanwhile, then reconnects.
+func (h *Hub) RestartEtcd(whileDown func()) error {
+	restartMu.Lock()
+	defer restartMu.Unlock()
+	etcd := h.env.ControlPlane.Etcd
+	if etcd == nil || etcd.URL == nil {
+		return fmt.Errorf("the hub has no etcd")
+	}
+	kept, err := os.MkdirTemp("", "hub-etcd-")
+	if err != nil {
+		return err
+	}
+	h.Go(func(ctx context.Context) {
+		<-ctx.Done()
+		_ = os.RemoveAll(kept)
+	})
+	if err := killProcess("etcd", "--listen-client-urls="+etcd.URL.String()); err != nil {
+		return err
+	}
+	// envtest's Stop deletes the data directory it made: its state is copied out first.
+	if err := os.CopyFS(kept, os.DirFS(etcd.DataDir)); err != nil {
+		return fmt.Errorf("keeping etcd's data: %w", err)
+	}
+	if err := stopKilled(etcd.Stop); err != nil {
+		return fmt.Errorf("stopping etcd: %w", err)
+	}
+	if whileDown != nil {
+		whileDown()
+	}
+	etcd.DataDir = kept
+	if err := etcd.Start(); err != nil {
+		return fmt.Errorf("starting etcd again: %w", err)
+	}
+	return nil
 }

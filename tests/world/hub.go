@@ -107,6 +107,16 @@ func (h *Hub) Go(f func(ctx context.Context)) {
 	h.wg.Go(func() { f(h.ctx) })
 }
 
+// KubeConfig returns a kubeconfig reaching the hub as a cluster admin (system:masters), for
+// a process run against the hub, such as the operator's binary.
+func (h *Hub) KubeConfig() ([]byte, error) {
+	user, err := h.env.AddUser(envtest.User{Name: "cgu-operator-binary", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adding a hub user: %w", err)
+	}
+	return user.KubeConfig()
+}
+
 // Stop stops the controllers, waits for them, then stops the kube-apiserver and etcd. It is
 // safe to call more than once.
 func (h *Hub) Stop() error {
