@@ -227,6 +227,31 @@ var _ = Describe("ImageBasedGroupUpgrade", func() {
 			HaveKeyWithValue(ibgu.EventPlanCompleted, 1), HaveKey(ibgu.EventMissingContent)))
 	})
 
+	It("delivers the pull secret by reference when asked: Prep names it, carries no Secret, and needs none on the hub", func(ctx SpecContext) {
+		clusters := joinIBUFleet(ctx, "ibgu-ref", 2, nil)
+		withNamespace("openshift-lifecycle-agent", clusters...)
+		g := newIBGU("ibgu-ref", "ibgu-ref", step(2, "Prep"))
+		g.Annotations = map[string]string{ibgu.AnnotationPullSecretDelivery: ibgu.PullSecretByReference}
+		g.Spec.IBUSpec.SeedImageRef.PullSecretRef = &lcmv1alpha1.PullSecretRef{Name: "seed-pull"}
+		createIBGU(ctx, g)
+
+		prep := &workv1alpha1.ManifestWorkReplicaSet{}
+		Eventually(func() error {
+			return hub.Client.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: ibgu.TemplateName(g.Name, "Prep")}, prep)
+		}).WithTimeout(settle).Should(Succeed(), "Prep starts without a Secret on the hub")
+		Expect(prep.Spec.ManifestWorkTemplate.Workload.Manifests).NotTo(BeEmpty())
+		for _, m := range prep.Spec.ManifestWorkTemplate.Workload.Manifests {
+			Expect(string(m.Raw)).NotTo(ContainSubstring(`"kind":"Secret"`), "the Prep template carries no Secret")
+		}
+		for _, c := range clusters {
+			Eventually(ibguLabels(ctx, c)).WithTimeout(settle).Should(ContainElement(ibgu.Label("Prep", ibgu.Completed)))
+			name, _, _ := unstructured.NestedString(upgradeOn(c)(Default).Object, "spec", "seedImageRef", "pullSecretRef", "name")
+			Expect(name).To(Equal("seed-pull"), "the ImageBasedUpgrade on %s names the Secret", c)
+			_, err := simulator.Object(c, corev1.SchemeGroupVersion.WithKind("Secret"), "openshift-lifecycle-agent", "seed-pull")
+			Expect(err).To(MatchError(configpolicy.ErrNotFound), "no Secret was sent to %s", c)
+		}
+	})
+
 	It("aborts the clusters whose Prep failed, at once, and upgrades the others; a step that selects no cluster is skipped", func(ctx SpecContext) {
 		clusters := joinIBUFleet(ctx, "ibgu-abort", 3, map[int]string{1: "failed to pull the seed image"})
 		failed := clusters[1]

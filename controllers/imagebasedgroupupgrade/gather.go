@@ -216,9 +216,9 @@ func gatherTemplates(ctx context.Context, c client.Reader, f *ibgu.Facts, tenant
 
 // prepContent reads what Prep sends with the ImageBasedUpgrade: the OADP ConfigMaps of
 // ibuSpec, at their own namespace, and the seed image's pull secret, from the
-// ImageBasedGroupUpgrade's namespace to the lifecycle agent's; Missing names those not
-// found. Where tenancy applies (tenant), a ConfigMap of another namespace is not read but
-// named in OutOfReach.
+// ImageBasedGroupUpgrade's namespace to the lifecycle agent's, unless it is delivered by
+// reference (ibgu.PullSecretCopied); Missing names those not found. Where tenancy applies
+// (tenant), a ConfigMap of another namespace is not read but named in OutOfReach.
 func prepContent(ctx context.Context, c client.Reader, g *lcmv1alpha1.ImageBasedGroupUpgrade, tenant bool) (ibgu.Content, error) {
 	var out ibgu.Content
 	for _, ref := range g.Spec.IBUSpec.OADPContent {
@@ -238,7 +238,7 @@ func prepContent(ctx context.Context, c client.Reader, g *lcmv1alpha1.ImageBased
 			ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name, Labels: cm.Labels, Annotations: cm.Annotations},
 			Data:       cm.Data, BinaryData: cm.BinaryData})
 	}
-	if ref := g.Spec.IBUSpec.SeedImageRef.PullSecretRef; ref != nil {
+	if ref := g.Spec.IBUSpec.SeedImageRef.PullSecretRef; ibgu.PullSecretCopied(g) {
 		secret := &corev1.Secret{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: ref.Name}, secret); err != nil {
 			if !apierrors.IsNotFound(err) {

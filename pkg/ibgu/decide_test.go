@@ -310,3 +310,18 @@ func TestDecideCompletesOnce(t *testing.T) {
 		t.Errorf("completedAt moved: %v, then %v", in.Status.CompletedAt, again.Status.CompletedAt)
 	}
 }
+
+func TestPullSecretCopied(t *testing.T) {
+	g := &lcmv1alpha1.ImageBasedGroupUpgrade{}
+	if PullSecretCopied(g) {
+		t.Error("no pull secret named, yet copied")
+	}
+	g.Spec.IBUSpec.SeedImageRef.PullSecretRef = &lcmv1alpha1.PullSecretRef{Name: "seed-pull"}
+	if !PullSecretCopied(g) {
+		t.Error("a named pull secret is not copied by default (TALM's way)")
+	}
+	g.Annotations = map[string]string{AnnotationPullSecretDelivery: PullSecretByReference}
+	if PullSecretCopied(g) {
+		t.Error("a pull secret delivered by reference is copied")
+	}
+}

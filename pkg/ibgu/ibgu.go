@@ -53,6 +53,23 @@ const (
 	labelAggregation = "open-cluster-management.io/aggregate-to-work"
 )
 
+// AnnotationPullSecretDelivery on an ImageBasedGroupUpgrade says how the seed image's pull
+// secret reaches the clusters. Absent (TALM's way), Prep copies the hub Secret
+// ibuSpec.seedImageRef.pullSecretRef names into its ManifestWorks, where whoever may read
+// ManifestWorks in the clusters' namespaces can read it. PullSecretByReference: the Secret
+// is already on each cluster (in openshift-lifecycle-agent, provisioned by other means, such
+// as a policy whose hub template encrypts it); Prep names it only, and the operator reads
+// no Secret.
+const (
+	AnnotationPullSecretDelivery = "ran.openshift.io/pull-secret-delivery"
+	PullSecretByReference        = "reference"
+)
+
+// PullSecretCopied tells whether Prep copies the IBGU's pull secret to the clusters.
+func PullSecretCopied(g *lcmv1alpha1.ImageBasedGroupUpgrade) bool {
+	return g.Spec.IBUSpec.SeedImageRef.PullSecretRef != nil && g.Annotations[AnnotationPullSecretDelivery] != PullSecretByReference
+}
+
 // annotationDisableAutoImport keeps the hub from importing a cluster again while it pivots
 // to its new stateroot (TALM sets it for the steps that upgrade).
 const annotationDisableAutoImport = "import.open-cluster-management.io/disable-auto-import"

@@ -168,7 +168,11 @@ func deleteAndWait(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
 var _ = Describe("The operator with exactly its generated ClusterRole", func() {
 	It("rolls out in Copy mode to completion, labels each completed cluster, and cleans up when deleted", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "copy", 2, false, nil)
-		p := upgradePolicy(ctx, "copy")
+		// The version comes from a ConfigMap of the policy's namespace, through a hub
+		// template: Copy mode copies the ConfigMap next to the enforce copy.
+		create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: policyNS, Name: "copy-release"}, Data: map[string]string{"release": to}})
+		cv := world.ClusterVersionUpdated(`{{hub fromConfigMap "" "copy-release" "release" hub}}`)
+		p := placePolicy(ctx, world.NewPolicy(policyNS, "copy-upgrade", policyv1.Inform, world.ConfigPolicy{Name: "copy-upgrade-cv", Objects: []map[string]any{cv}}), "copy", 2)
 		cgu := newCGU("cgu-copy", "upgrade", clusters, p.Name)
 		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy
 		cgu.Spec.RemediationStrategy.MaxConcurrency = 1
@@ -183,6 +187,9 @@ var _ = Describe("The operator with exactly its generated ClusterRole", func() {
 			Expect(clusterLabels(ctx, c)(Default)).To(And(HaveKeyWithValue("upgraded", to), Not(HaveKey("upgrading"))))
 		}
 		Expect(owned(ctx, cgu)(Default)).NotTo(BeZero(), "deleteObjects false keeps the copies until the CGU goes")
+		copied := &corev1.ConfigMap{}
+		Expect(hub.Client.Get(ctx, client.ObjectKey{Namespace: cgu.Namespace, Name: "copy-release"}, copied)).To(Succeed())
+		Expect(copied.Data).To(HaveKeyWithValue("release", to))
 		deleteAndWait(ctx, cgu)
 	})
 

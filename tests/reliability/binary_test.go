@@ -2,6 +2,7 @@ package reliability_test
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -182,24 +183,26 @@ var _ = Describe("The operator's binary SIGKILLed", Ordered, func() {
 		}
 	})
 
-	It("through a Progressive rollout and its cleanup: each cluster starts once, nothing left enforcing", func(ctx SpecContext) {
-		clusters, cgu, log := upgradeRollout(ctx, "binprogressive", 12, 4, time.Second)
-		cgu.Spec.RemediationStrategy.Mode = ranv1alpha1.ModeProgressive
-		fleet.MustCreate(ctx, cgu)
-		for i := 1; i <= 3; i++ {
-			killAt(ctx, cgu, "with clusters of the batch completing", func(Gomega) bool {
-				return log.completedIn(1) >= i*2 || state(ctx, cgu)(Default) == ranv1alpha1.StateCompleted
+	for _, mode := range []ranv1alpha1.RolloutMode{ranv1alpha1.ModeWindow, ranv1alpha1.ModeProgressive} {
+		It("through a "+string(mode)+" rollout and its cleanup: each cluster starts once, nothing left enforcing", func(ctx SpecContext) {
+			clusters, cgu, log := upgradeRollout(ctx, "bin"+strings.ToLower(string(mode)), 12, 4, time.Second)
+			cgu.Spec.RemediationStrategy.Mode = mode
+			fleet.MustCreate(ctx, cgu)
+			for i := 1; i <= 3; i++ {
+				killAt(ctx, cgu, "with clusters of the batch completing", func(Gomega) bool {
+					return log.completedIn(1) >= i*2 || state(ctx, cgu)(Default) == ranv1alpha1.StateCompleted
+				})
+			}
+			killAt(ctx, cgu, "as the rollout completes, its cleanup under way", func(g Gomega) bool {
+				return state(ctx, cgu)(g) == ranv1alpha1.StateCompleted
 			})
-		}
-		killAt(ctx, cgu, "as the rollout completes, its cleanup under way", func(g Gomega) bool {
-			return state(ctx, cgu)(g) == ranv1alpha1.StateCompleted
+			finish(ctx, cgu, log, clusters, 1)
+			expectUpgraded(clusters)
+			Eventually(leftovers(ctx, cgu)).WithTimeout(settle).Should(BeZero())
+			expectNothingEnforcing(ctx, cgu, clusters)
+			AddReportEntry("binary SIGKILLs so far", kills)
 		})
-		finish(ctx, cgu, log, clusters, 1)
-		expectUpgraded(clusters)
-		Eventually(leftovers(ctx, cgu)).WithTimeout(settle).Should(BeZero())
-		expectNothingEnforcing(ctx, cgu, clusters)
-		AddReportEntry("binary SIGKILLs", kills)
-	})
+	}
 })
 
 // startedClusters are the clusters of the rollout's batches that started.
