@@ -36,8 +36,6 @@ var notExercised = map[grant]string{
 	{"events.k8s.io", "events", "patch"}:                                 "the event recorder patches the series of an event repeated within minutes",
 	{"policy.open-cluster-management.io", "placementbindings", "patch"}:  "a binding edited by someone else is put back (policies.Writer ensure)",
 	{"policy.open-cluster-management.io", "policies", "patch"}:           "an enforce copy whose policy changed, once the change is approved (policies.Writer applyCopy)",
-	{"ran.openshift.io", "clustergroupupgradebatches", "delete"}:         "records of an earlier rollout of the same name, or of a stale plan (applyPlan)",
-	{"ran.openshift.io", "clustergroupupgrades", "delete"}:               "the ZTP controller deletes a cluster's CGU to run it again or skip it",
 	{"view.open-cluster-management.io", "managedclusterviews", "update"}: "a view whose scope changed: the InstallPlan view follows the plan a Subscription names (spokeobjects.Writer.EnsureView)",
 }
 

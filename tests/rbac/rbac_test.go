@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -24,6 +25,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
@@ -121,6 +123,16 @@ func clusterLabels(ctx context.Context, name string) func(Gomega) map[string]str
 	}
 }
 
+// records returns the batch records in the CGU's namespace labelled with its name.
+func records(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) []ranv1alpha1.ClusterGroupUpgradeBatch {
+	return func(g Gomega) []ranv1alpha1.ClusterGroupUpgradeBatch {
+		var list ranv1alpha1.ClusterGroupUpgradeBatchList
+		g.Expect(hub.Client.List(ctx, &list, client.InNamespace(cgu.Namespace),
+			client.MatchingLabels{ranv1alpha1.LabelUpgradeName: names.LabelValue(cgu.Name)})).To(Succeed())
+		return list.Items
+	}
+}
+
 // owned counts the objects made for the CGU, in every namespace, of each kind the operator
 // deletes with it.
 func owned(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) int {
@@ -203,6 +215,21 @@ var _ = Describe("The operator with exactly its generated ClusterRole", func() {
 		Eventually(state(ctx, cgu)).WithTimeout(2 * settle).Should(Equal(ranv1alpha1.StateCompleted))
 		Eventually(owned(ctx, cgu)).WithTimeout(settle).Should(BeZero(), "deleted on completion")
 		deleteAndWait(ctx, cgu)
+
+		By("a new rollout of the same name: the earlier one's batch records (no garbage collector runs here) are deleted first")
+		Expect(records(ctx, cgu)(Default)).NotTo(BeEmpty())
+		ns := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "override-again"}}
+		again := placePolicy(ctx, world.NewPolicy(policyNS, "override-again", policyv1.Inform,
+			world.ConfigPolicy{Name: "override-again", Objects: []map[string]any{ns}}), "override", 2)
+		second := newCGU("cgu-override", "upgrade", clusters, again.Name)
+		second.Spec.Enforcement = ranv1alpha1.EnforcementOverride
+		create(ctx, second)
+		Eventually(state(ctx, second)).WithTimeout(2 * settle).Should(Equal(ranv1alpha1.StateCompleted))
+		read := stored(ctx, second)(Default)
+		for _, b := range records(ctx, second)(Default) {
+			Expect(metav1.IsControlledBy(&b, read)).To(BeTrue(), "record %s is the new rollout's", b.Name)
+		}
+		deleteAndWait(ctx, second)
 	})
 
 	It("pre-caches through views and actions, with a PreCachingConfig, then deletes them", func(ctx SpecContext) {
@@ -319,6 +346,14 @@ var _ = Describe("The operator with exactly its generated ClusterRole", func() {
 		Eventually(clusterLabels(ctx, name)).WithTimeout(2 * settle).Should(HaveKey(ztp.DoneLabel))
 		cgu := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: ztp.Namespace, Name: name}}
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+
+		By("ztp-done removed with nothing left to do: the controller deletes the CGU and labels the cluster again")
+		mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		Expect(hub.Client.Patch(ctx, mc, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+ztp.DoneLabel+`":null}}}`)))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(hub.Client.Get(ctx, client.ObjectKeyFromObject(cgu), &ranv1alpha1.ClusterGroupUpgrade{}))
+		}).WithTimeout(settle).Should(BeTrue())
+		Eventually(clusterLabels(ctx, name)).WithTimeout(settle).Should(HaveKey(ztp.DoneLabel))
 	})
 })
 
