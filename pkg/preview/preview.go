@@ -287,18 +287,30 @@ func (g gatherer) selection(ctx context.Context, excluded map[string]bool) ([]st
 		}
 	}
 	selected = slices.DeleteFunc(selected, func(c string) bool { return excluded[c] })
-	switch {
-	case len(res.Unknown) > 0:
-		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonClusterNotFound,
-			Message: "Clusters not found on the hub: " + listed(res.Unknown), Names: res.Unknown}, nil
-	case len(res.Unreachable) > 0:
-		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonClusterOutsideBoundSets,
-			Message: fmt.Sprintf("Clusters in no ManagedClusterSet bound to namespace %s (tenancy mode): %s",
-				g.cgu.Namespace, listed(res.Unreachable)), Names: res.Unreachable}, nil
-	case len(selected) == 0:
-		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonNoClustersSelected, Message: "The spec selects no cluster"}, nil
+	if p := selectionProblem(res, selected, reachable != nil, g.cgu.Namespace); p != nil {
+		return nil, p, nil
 	}
 	return selected, nil, nil
+}
+
+// selectionProblem is the ClustersSelected problem of a selection, nil when there is none;
+// tenant tells whether tenancy restricted it to the sets bound to namespace.
+func selectionProblem(res pkgselection.Result, selected []string, tenant bool, namespace string) *rollout.Problem {
+	switch {
+	case len(res.Unknown) > 0:
+		return &rollout.Problem{Reason: ranv1alpha1.ReasonClusterNotFound,
+			Message: "Clusters not found on the hub: " + listed(res.Unknown), Names: res.Unknown}
+	case len(res.Unreachable) > 0:
+		return &rollout.Problem{Reason: ranv1alpha1.ReasonClusterOutsideBoundSets,
+			Message: fmt.Sprintf("Clusters in no ManagedClusterSet bound to namespace %s (tenancy mode): %s",
+				namespace, listed(res.Unreachable)), Names: res.Unreachable}
+	case len(selected) == 0 && tenant:
+		return &rollout.Problem{Reason: ranv1alpha1.ReasonNoClustersSelected, Message: fmt.Sprintf(
+			"The spec selects no cluster among those of the ManagedClusterSets bound to namespace %s (tenancy mode)", namespace)}
+	case len(selected) == 0:
+		return &rollout.Problem{Reason: ranv1alpha1.ReasonNoClustersSelected, Message: "The spec selects no cluster"}
+	}
+	return nil
 }
 
 // reachable returns, where tenancy applies to the CGU's namespace, the clusters of the

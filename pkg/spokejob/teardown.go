@@ -10,6 +10,8 @@ import (
 	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -136,9 +138,15 @@ func (r Runner) Teardown(ctx context.Context, views []viewv1beta1.ManagedCluster
 		ctrl.LoggerFrom(ctx).Info("Spoke objects of a job left on its spoke: its view's record cannot be read", "error", err)
 	}
 	for _, a := range actions {
-		if _, err := r.writer().CreateAction(ctx, a); err != nil {
+		if _, err := r.writer().CreateAction(ctx, a); err != nil && !clusterGone(err) {
 			return err
 		}
 	}
 	return nil
+}
+
+// clusterGone tells whether an action could not be created because the cluster's namespace
+// is gone or going: the cluster left the hub, and its spoke with it.
+func clusterGone(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
 }

@@ -1,11 +1,17 @@
 package spokejob
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 )
@@ -60,5 +66,19 @@ func TestTeardownActions(t *testing.T) {
 	broken.Annotations[AnnotationSpokeObjects] = "{"
 	if actions, err := TeardownActions([]viewv1beta1.ManagedClusterView{*broken, *jobView}); err == nil || len(actions) != len(want) {
 		t.Errorf("an unreadable record: %d actions, error %v; want the others' actions and an error naming it", len(actions), err)
+	}
+}
+
+func TestClusterGone(t *testing.T) {
+	gone := apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "sno-1")
+	terminating := &apierrors.StatusError{ErrStatus: metav1.Status{Reason: metav1.StatusReasonForbidden,
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}}}}
+	for _, err := range []error{gone, fmt.Errorf("creating action: %w", terminating)} {
+		if !clusterGone(err) {
+			t.Errorf("%v: not taken for a cluster gone", err)
+		}
+	}
+	if clusterGone(apierrors.NewForbidden(schema.GroupResource{Resource: "managedclusteractions"}, "a", errors.New("no"))) {
+		t.Error("a refusal taken for a cluster gone")
 	}
 }

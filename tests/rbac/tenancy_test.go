@@ -58,6 +58,13 @@ var _ = Describe("Tenancy mode", Ordered, func() {
 			"bound to namespace "+tenantNS+" (tenancy mode): "+other[0])
 	})
 
+	It("selects nothing when its selector matches only clusters outside the bound sets", func(ctx SpecContext) {
+		cgu := newCGU(tenantNS, "elsewhere", nil)
+		cgu.Spec.ClusterLabelSelectors = []ranv1alpha1.ClusterLabelSelector{{MatchLabels: map[string]string{"fleet": "tenant-other"}}}
+		expectRefused(ctx, cgu, ranv1alpha1.ConditionClustersSelected, ranv1alpha1.ReasonNoClustersSelected,
+			"bound to namespace "+tenantNS+" (tenancy mode)")
+	})
+
 	It("refuses a policy of another namespace, even one placed on its clusters", func(ctx SpecContext) {
 		foreign := placePolicy(ctx, world.UpgradePolicy(policyNS, "tenant-own-platform", to, policyv1.Inform), "tenant-own", 2)
 		cgu := newCGU(tenantNS, "foreign", own, foreign.Name)
