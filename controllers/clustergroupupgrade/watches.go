@@ -84,6 +84,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		WatchesMetadata(managedCluster, handler.EnqueueRequestsFromMapFunc(r.selectingCluster),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete{}))).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.usingPlacement)).
+		// Someone else's edit or deletion of a Placement or PlacementBinding the rollout
+		// enforces with is put back at once, not at the rollout's next event.
+		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.viewOwner),
+			builder.WithPredicates(editedOrDeleted{})).
+		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(r.viewOwner),
+			builder.WithPredicates(editedOrDeleted{})).
 		Watches(&ranv1alpha1.ClusterGroupUpgradeBatch{}, freedClusters{r: r}).
 		// A reconcile waiting for the cache to show its last write goes on when it does.
 		Watches(&ranv1alpha1.ClusterGroupUpgrade{}, expectationsMet{e: &r.expect}).
@@ -209,6 +215,16 @@ func (policyChanged) Update(e event.UpdateEvent) bool {
 func (policyChanged) Create(event.CreateEvent) bool   { return true }
 func (policyChanged) Delete(event.DeleteEvent) bool   { return true }
 func (policyChanged) Generic(event.GenericEvent) bool { return false }
+
+// editedOrDeleted passes changes of an object's spec (its generation) and deletions.
+type editedOrDeleted struct{ predicate.Funcs }
+
+func (editedOrDeleted) Create(event.CreateEvent) bool   { return false }
+func (editedOrDeleted) Delete(event.DeleteEvent) bool   { return true }
+func (editedOrDeleted) Generic(event.GenericEvent) bool { return false }
+func (editedOrDeleted) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration()
+}
 
 // createOrDelete passes creations and deletions only.
 type createOrDelete struct{ predicate.Funcs }

@@ -34,7 +34,6 @@ var notExercised = map[grant]string{
 	{"", "configmaps", "update"}:                                         "Copy mode updates a copied ConfigMap whose source changed (copyConfigMap)",
 	{"", "events", "patch"}:                                              "the leader-election recorder patches a repeated core Event",
 	{"events.k8s.io", "events", "patch"}:                                 "the event recorder patches the series of an event repeated within minutes",
-	{"policy.open-cluster-management.io", "placementbindings", "patch"}:  "a binding edited by someone else is put back (policies.Writer ensure)",
 	{"policy.open-cluster-management.io", "policies", "patch"}:           "an enforce copy whose policy changed, once the change is approved (policies.Writer applyCopy)",
 	{"view.open-cluster-management.io", "managedclusterviews", "update"}: "a view whose scope changed: the InstallPlan view follows the plan a Subscription names (spokeobjects.Writer.EnsureView)",
 }

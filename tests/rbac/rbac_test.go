@@ -232,6 +232,46 @@ var _ = Describe("The operator with exactly its generated ClusterRole", func() {
 		deleteAndWait(ctx, second)
 	})
 
+	It("puts back a PlacementBinding and a Placement someone edits while they enforce", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "putback", 1, false, func(s *sim.SpokeSpec) { s.Behaviour = sim.Behaviour{Stall: true} })
+		p := placePolicy(ctx, world.UpgradePolicy(policyNS, "putback-upgrade", to, policyv1.Inform), "putback", 1)
+		cgu := newCGU("cgu-putback", "upgrade", clusters, p.Name)
+		cgu.Spec.Enforcement = ranv1alpha1.EnforcementOverride
+		create(ctx, cgu)
+		selector := client.MatchingLabels(ownership.Owner{Namespace: cgu.Namespace, Name: cgu.Name}.Labels())
+		binding := func(g Gomega) *policyv1.PlacementBinding {
+			var list policyv1.PlacementBindingList
+			g.Expect(hub.Client.List(ctx, &list, client.InNamespace(policyNS), selector)).To(Succeed())
+			g.Expect(list.Items).To(HaveLen(1))
+			return &list.Items[0]
+		}
+		Eventually(binding).WithTimeout(settle).Should(HaveField("SubFilter", policyv1.Restricted))
+
+		By("widening the binding to every cluster of its Placement, as a careless edit would")
+		edited := binding(Default)
+		edited.SubFilter = ""
+		Expect(hub.Client.Update(ctx, edited)).To(Succeed())
+		Eventually(binding).WithTimeout(10*time.Second).Should(HaveField("SubFilter", policyv1.Restricted),
+			"the operator puts it back")
+
+		By("adding a toleration to its Placement")
+		placement := func(g Gomega) *clusterv1beta1.Placement {
+			var list clusterv1beta1.PlacementList
+			g.Expect(hub.Client.List(ctx, &list, client.InNamespace(policyNS), selector)).To(Succeed())
+			g.Expect(list.Items).To(HaveLen(1))
+			return &list.Items[0]
+		}
+		pl := placement(Default)
+		pl.Spec.Tolerations = append(pl.Spec.Tolerations, clusterv1beta1.Toleration{Key: "example.com/edited", Operator: clusterv1beta1.TolerationOpExists})
+		Expect(hub.Client.Update(ctx, pl)).To(Succeed())
+		Eventually(func(g Gomega) []clusterv1beta1.Toleration { return placement(g).Spec.Tolerations }).WithTimeout(10*time.Second).
+			ShouldNot(ContainElement(HaveField("Key", "example.com/edited")), "the operator puts its Placement back")
+
+		simulator.SetBehaviour(clusters[0], sim.Behaviour{})
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+		deleteAndWait(ctx, cgu)
+	})
+
 	It("pre-caches through views and actions, with a PreCachingConfig, then deletes them", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "precache", 2, false, nil)
 		p := upgradePolicy(ctx, "precache")
