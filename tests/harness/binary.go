@@ -114,6 +114,11 @@ func (p *Process) Kill() error {
 // Stop SIGTERMs the process and waits until it exited; an exit other than 0 is an error,
 // but for a process the signal ended before it installed its handler (it had just started).
 func (p *Process) Stop() error {
+	select {
+	case <-p.done:
+		return nil // killed, or ended, before
+	default:
+	}
 	if err := p.signal(syscall.SIGTERM); err != nil {
 		return err
 	}

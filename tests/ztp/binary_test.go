@@ -24,13 +24,13 @@ var _ = Describe("The ZTP flow with the operator's binary SIGKILLed", func() {
 		bins, err := fleet.BuildBinary(ctx, GinkgoT().TempDir(), GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(fleet.StopOperator(false)).To(Succeed())
-		proc, err := bins.Start()
-		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() {
-			Expect(proc.Stop()).To(Succeed())
 			_, err := fleet.StartOperator()
 			Expect(err).NotTo(HaveOccurred())
 		})
+		proc, err := bins.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(proc.Stop()).To(Succeed()) })
 		killAt := func(what string, point func(Gomega) bool) {
 			GinkgoHelper()
 			By("SIGKILL " + what)
