@@ -48,6 +48,14 @@ func timeoutZero(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
 		client.RawPatch(types.MergePatchType, []byte(`{"spec":{"remediationStrategy":{"timeout":0}}}`)))).To(Succeed())
 }
 
+// ztpActions are the cluster actions ZTP's CGUs carry: ztp-running before, ztp-done after.
+func ztpActions() ranv1alpha1.Actions {
+	return ranv1alpha1.Actions{
+		BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-running": ""}}},
+		AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-done": ""}, RemoveClusterLabels: []string{"ztp-running"}}},
+	}
+}
+
 // timedOut matches TALM's conditions of a rollout that timed out.
 var timedOut = []string{selected, validated, "Progressing False TimedOut", "Succeeded False TimedOut"}
 
@@ -67,10 +75,7 @@ var _ = Describe("TALM's status contract", func() {
 
 		By("a CGU with batches of one and TALM's ZTP actions, not enabled")
 		cgu := newCGU("cgu-talmup", "upgrade", append(clusters, done[0]), 1, p.Name)
-		cgu.Spec.Actions = ranv1alpha1.Actions{
-			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-running": ""}}},
-			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-done": ""}, RemoveClusterLabels: []string{"ztp-running"}}},
-		}
+		cgu.Spec.Actions = ztpActions()
 		fleet.MustCreate(ctx, cgu)
 		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
 		before := fleet.Stored(ctx, cgu)(Default).Status
@@ -229,6 +234,49 @@ var _ = Describe("TALM's status contract", func() {
 	})
 })
 
+var _ = Describe("TALM's timeout-not-block-next-batch scenario", func() {
+	It("times the running batch out when the timeout drops to a minute, runs the next batch, and times out at the deadline", func(ctx SpecContext) {
+		all, err := fleet.JoinFleetWith(ctx, "tnb", 3, func(s *sim.SpokeSpec) {
+			if s.Name == "tnb-3" {
+				s.Version = harness.To
+			}
+		})
+		Expect(err).NotTo(HaveOccurred())
+		late, next, done := all[0], all[1], all[2]
+		Expect(simulator.Mutate(done, upgradedEarlier())).To(Succeed())
+		p := placeUpgradePolicy(ctx, "tnb", 3)
+		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveKeyWithValue(done, policyv1.Compliant))
+		stall(late)
+		cgu := newCGU("cgu-tnb", "upgrade", all, 1, p.Name)
+		cgu.Spec.Actions = ztpActions()
+		fleet.MustCreate(ctx, cgu)
+		enable(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
+			HaveField("Status.RemediationPlan", Equal([][]string{{late}, {next}})),
+			HaveField("Status.Status.CurrentBatch", 1),
+			HaveField("Status.Clusters", Equal([]ranv1alpha1.ClusterFinalState{{Name: done, State: "complete"}})),
+		))
+
+		By("the timeout lowered to 1 minute and maxConcurrency to 0, as the scenario patches them")
+		Expect(hub.Client.Patch(ctx, fleet.Stored(ctx, cgu)(Default), client.RawPatch(types.MergePatchType,
+			[]byte(`{"spec":{"remediationStrategy":{"timeout":1,"maxConcurrency":0}}}`)))).To(Succeed())
+		advance(ctx, 31*time.Second, cgu)
+		lateOne := ranv1alpha1.ClusterFinalState{Name: late, State: "timedout", CurrentPolicy: &ranv1alpha1.PolicyStatus{Name: p.Name, Status: "NonCompliant"}}
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Clusters", ConsistOf(
+			ranv1alpha1.ClusterFinalState{Name: done, State: "complete"}, lateOne, ranv1alpha1.ClusterFinalState{Name: next, State: "complete"})))
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, validated, "Progressing True InProgress"}))
+		Expect(clusterLabels(ctx, late)(Default)).To(And(HaveKey("ztp-running"), Not(HaveKey("ztp-done"))))
+		Expect(clusterLabels(ctx, next)(Default)).To(And(HaveKey("ztp-done"), Not(HaveKey("ztp-running"))))
+		Expect(clusterLabels(ctx, done)(Default)).To(HaveKey("ztp-done"))
+
+		By("at the overall deadline the rollout times out, the late cluster still listed")
+		advance(ctx, 30*time.Second, cgu)
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal(timedOut))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.Clusters).To(ContainElement(lateOne))
+		unstall(late)
+	})
+})
+
 var _ = Describe("Status on every pass", func() {
 	It("says why a reconcile failed, and forgets it once one succeeds", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "failpass", 1)
@@ -363,10 +411,7 @@ var _ = Describe("TALM's soaking scenario", func() {
 		p := placeUpgradePolicy(ctx, "talmsoak", 1)
 		setSoak(ctx, p, 5*time.Second)
 		cgu := newCGU("cgu-talmsoak", "soaking", clusters, 1, p.Name)
-		cgu.Spec.Actions = ranv1alpha1.Actions{
-			BeforeEnable:    &ranv1alpha1.BeforeEnable{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-running": ""}}},
-			AfterCompletion: &ranv1alpha1.AfterCompletion{ClusterActions: ranv1alpha1.ClusterActions{AddClusterLabels: map[string]ranv1alpha1.LabelValue{"ztp-done": ""}, RemoveClusterLabels: []string{"ztp-running"}}},
-		}
+		cgu.Spec.Actions = ztpActions()
 		enableOnCreate(cgu)
 		fleet.MustCreate(ctx, cgu)
 

@@ -51,7 +51,7 @@ func setSoak(ctx context.Context, p *policyv1.Policy, soak time.Duration) {
 }
 
 var _ = Describe("Timeouts", func() {
-	It("Continue: a timed-out batch lets the next one start, stops enforcing on the late cluster, and the rollout ends TimedOut", func(ctx SpecContext) {
+	It("Continue: a timed-out batch lets the next one start, stops enforcing on the late cluster, and the rollout ends TimedOut at its deadline", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "cont", 4)
 		p := placeUpgradePolicy(ctx, "cont", 4)
 		stall(clusters[0])
@@ -81,6 +81,15 @@ var _ = Describe("Timeouts", func() {
 		))
 		Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, validated, "Progressing True InProgress"}))
 		unstall(clusters[2])
+
+		By("every batch ran: as TALM, the late cluster is watched until the overall deadline, enforcing nothing")
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
+			HaveField("Status.State", ranv1alpha1.StateNotCompleted),
+			HaveField("Status.Message", ContainSubstring(clusters[0]+" timed out and is not compliant yet")),
+		))
+		Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, validated, "Progressing True InProgress"}))
+		Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(BeEmpty())
+		advance(ctx, 30*time.Minute, cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateTimedOut))
 		Expect(talmConditions(ctx, cgu)(Default)).To(Equal(timedOut))
 		Expect(fleet.Stored(ctx, cgu)(Default).Status.Clusters).To(ConsistOf(

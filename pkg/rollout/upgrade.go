@@ -522,6 +522,9 @@ func decideFinished(f Facts) Decision {
 				return notDone(f, ranv1alpha1.ReasonClustersFailed,
 					fmt.Sprintf("%d clusters failed, cluster %s among them (see its batch record for the reason)", p.Done.Failed, name))
 			case !compliesWithAll(f.policies(name)):
+				if d, wait := watchLate(f, name); wait {
+					return d
+				}
 				return notDone(f, ranv1alpha1.ReasonTimedOut, fmt.Sprintf("cluster %s is not compliant yet, still watching", name))
 			}
 		}
@@ -533,6 +536,29 @@ func decideFinished(f Facts) Decision {
 	}
 	return Decision{State: ranv1alpha1.StateCompleted, Reason: ranv1alpha1.ReasonCompleted,
 		Message: fmt.Sprintf("All %d clusters are compliant with every managed policy", f.Plan.Clusters()), Progress: p}
+}
+
+// watchLate keeps, as TALM does, a rollout that ran its last batch with a cluster not
+// compliant yet (one that timed out in an earlier batch) in progress until the overall
+// deadline: the late cluster may still comply, and the rollout then completes. Nothing is
+// enforced on it meanwhile. A rollout that ended early (a canary or Abort timeout, the
+// failure budget spent) or ran out of time is not held.
+func watchLate(f Facts, late string) (Decision, bool) {
+	p := f.Progress
+	if p.Batch+1 < len(f.Plan.Batches) || overBudget(f.Gates, p.Done) {
+		return Decision{}, false
+	}
+	if stop, _ := batchEnds(f, p, f.Plan.Batches[p.Batch]); stop {
+		return Decision{}, false
+	}
+	shiftOverall, _ := f.Gates.shift(p)
+	overall := timeout.Overall(p.Started, f.TimeoutMinutes).Add(shiftOverall)
+	if !f.Now.Before(overall) {
+		return Decision{}, false
+	}
+	return Decision{State: ranv1alpha1.StateNotCompleted, Reason: ranv1alpha1.ReasonInProgress, Progress: p, Wake: overall,
+		Message: fmt.Sprintf("Every batch ran; cluster %s timed out and is not compliant yet: the rollout waits for it until the timeout at %s",
+			late, overall.UTC().Format(time.RFC3339))}, true
 }
 
 // notDone is the TimedOut decision of a finished rollout with a cluster that did not

@@ -201,3 +201,32 @@ func TestACanaryStillSoakingAtItsDeadlineCompletes(t *testing.T) {
 		t.Fatalf("got %s/%s %q, want Completed throughout", d.State, d.Reason, d.Message)
 	}
 }
+
+// TestLateClusterWatchedUntilTheDeadline plays TALM's timeout-not-block-next-batch: the timeout
+// lowered to one minute times batch 1 out after its share (30 seconds), batch 2 starts and
+// completes, and the rollout stays in progress, enforcing nothing, until the overall deadline:
+// the late cluster complying before it completes the rollout; otherwise it times out there.
+func TestLateClusterWatchedUntilTheDeadline(t *testing.T) {
+	for _, complies := range []bool{true, false} {
+		fl := newFleet(t, []plan.Batch{{Clusters: []string{"a"}}, {Clusters: []string{"b"}}}, 1)
+		fl.decide(0)
+		fl.f.TimeoutMinutes = 1
+		d := fl.decide(31 * time.Second)
+		fl.expect(d, ranv1alpha1.StateNotCompleted, 1, "")
+		if c := d.Progress.Clusters["b"]; c.State != ranv1alpha1.ClusterInProgress {
+			t.Fatalf("batch 2 shows b %s, want InProgress", c.State)
+		}
+		fl.comply("b", 0)
+		d = fl.decide(40 * time.Second)
+		fl.expect(d, ranv1alpha1.StateNotCompleted, 1, "cluster a timed out and is not compliant yet")
+		if d.Reason != ranv1alpha1.ReasonInProgress || !d.Wake.Equal(t0.Add(time.Minute)) || len(enforced(d)) != 0 {
+			t.Fatalf("waiting: reason %s, wake %v, enforced %v; want InProgress until the deadline, nothing enforced", d.Reason, d.Wake, enforced(d))
+		}
+		if complies {
+			fl.comply("a", 0)
+			fl.expect(fl.decide(50*time.Second), ranv1alpha1.StateCompleted, 1, "")
+			continue
+		}
+		fl.expect(fl.decide(time.Minute), ranv1alpha1.StateTimedOut, 1, "cluster a is not compliant yet")
+	}
+}

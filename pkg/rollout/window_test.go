@@ -68,6 +68,15 @@ func TestWindowStartsTheNextClusterWhenOneIsDone(t *testing.T) {
 	for _, c := range []string{"w3", "w4", "w5", "w6"} {
 		d = By(time.Minute+share+time.Minute, c)
 	}
+	// As TALM: the late cluster is watched until the overall deadline, then the rollout times out.
+	fl.expect(d, ranv1alpha1.StateNotCompleted, 1, "cluster w1 timed out and is not compliant yet")
+	if got := enforced(d); len(got) != 0 {
+		t.Fatalf("while it waits for w1, %v are enforced, want none", got)
+	}
+	if want := t0.Add(120 * time.Minute); !d.Wake.Equal(want) {
+		t.Fatalf("wake %v, want the overall deadline %v", d.Wake, want)
+	}
+	d = fl.decide(120 * time.Minute)
 	fl.expect(d, ranv1alpha1.StateTimedOut, 1, "cluster w1 is not compliant yet")
 	if d.Progress.Done.Completed != 6 || d.Progress.Done.TimedOut != 1 {
 		t.Fatalf("done %+v, want 6 completed (the canary too) and 1 timed out", d.Progress.Done)
