@@ -36,7 +36,7 @@ type RemediationStrategySpec struct {
 	// Canaries names clusters remediated first, one batch each, before any other cluster.
 	// Each must also be selected by clusters, clusterSelector or clusterLabelSelectors.
 	// +optional
-	// +listType=set
+	// +listType=atomic
 	// +kubebuilder:validation:XValidation:rule="self.all(n, n != '')",message="spec.remediationStrategy.canaries must not contain an empty name"
 	Canaries []string `json:"canaries,omitempty"`
 
@@ -156,7 +156,6 @@ type ClusterLabelSelector struct {
 	// MatchExpressions selects the clusters that meet each requirement.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=64
 	MatchExpressions []ClusterSelectorRequirement `json:"matchExpressions,omitempty"`
 }
 
@@ -353,7 +352,7 @@ type LocalPlacementReference struct {
 type ClusterGroupUpgradeSpec struct {
 	// Clusters names managed clusters to remediate, in the order the plan takes them.
 	// +optional
-	// +listType=set
+	// +listType=atomic
 	// +kubebuilder:validation:XValidation:rule="self.all(n, n != '')",message="spec.clusters must not contain an empty name"
 	Clusters []string `json:"clusters,omitempty"`
 
@@ -367,13 +366,12 @@ type ClusterGroupUpgradeSpec struct {
 	// the selectors matches it. Clusters matched only by a selector follow those listed in
 	// clusters, sorted by name.
 	// +optional
-	// +kubebuilder:validation:MaxItems=64
 	ClusterLabelSelectors []ClusterLabelSelector `json:"clusterLabelSelectors,omitempty"`
 
 	// ManagedPolicies names the inform policies to remediate, in order. Each name is looked
 	// up among the policies propagated to the selected clusters, in any namespace.
 	// +optional
-	// +listType=set
+	// +listType=atomic
 	// +kubebuilder:validation:XValidation:rule="self.all(n, n != '')",message="spec.managedPolicies must not contain an empty name"
 	ManagedPolicies []string `json:"managedPolicies,omitempty"`
 
@@ -435,8 +433,10 @@ type ClusterGroupUpgradeSpec struct {
 	Backup bool `json:"backup,omitempty"`
 
 	// BlockingCRs names ClusterGroupUpgrades that must complete before this one starts.
+	// At most 10,000: the API server budgets the cost of the rule that refuses a
+	// ClusterGroupUpgrade blocking on itself by the list's largest size.
 	// +optional
-	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:MaxItems=10000
 	BlockingCRs []BlockingCR `json:"blockingCRs,omitempty"`
 
 	// Actions are done before the rollout starts and after it completes.

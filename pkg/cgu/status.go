@@ -14,6 +14,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
+	"github.com/cgu-operator/cgu-operator/pkg/validate"
 )
 
 // status is the status to write: the status read, with what this pass decided.
@@ -113,9 +114,13 @@ func (p *pass) setSelectionConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus)
 		setCondition(st, gen, ranv1alpha1.ConditionValidated, metav1.ConditionFalse, invalid.Reason, invalid.Message)
 		return
 	}
+	message := fmt.Sprintf("%s resolved; %s in %s", count(len(p.f.Roots), "managed policy", "managed policies"),
+		count(p.in.Plan.Clusters(), "cluster", "clusters"), count(len(p.in.Plan.Batches), "batch", "batches"))
+	if dup := validate.Duplicates(p.cgu.Spec); dup != "" {
+		message += "; " + dup
+	}
 	setCondition(st, gen, ranv1alpha1.ConditionValidated, metav1.ConditionTrue, ranv1alpha1.ReasonValidationCompleted,
-		fmt.Sprintf("%s resolved; %s in %s", count(len(p.f.Roots), "managed policy", "managed policies"),
-			count(p.in.Plan.Clusters(), "cluster", "clusters"), count(len(p.in.Plan.Batches), "batch", "batches")))
+		rollout.Truncate(message, ranv1alpha1.MessageLimit))
 }
 
 func setRolloutConditions(st *ranv1alpha1.ClusterGroupUpgradeStatus, d rollout.Decision) {

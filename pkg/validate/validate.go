@@ -55,7 +55,7 @@ type Result struct {
 // one selected cluster, as TALM does: none is a missing policy, several namespaces an
 // ambiguous name. With AllowedNamespaces, only policies of those namespaces count, and a
 // policy found only elsewhere is refused as not allowed (before missing or ambiguous
-// names are reported). It also checks canaries.
+// names are reported). A name listed twice counts once. It also checks canaries.
 func Validate(in Input) Result {
 	selected := make(map[string]bool, len(in.Selected))
 	for _, c := range in.Selected {
@@ -66,7 +66,7 @@ func Validate(in Input) Result {
 	}
 	var missing, ambiguous, ambiguousNames, notAllowed []string
 	var resolved []Policy
-	for _, name := range in.ManagedPolicies {
+	for _, name := range unique(in.ManagedPolicies) {
 		found, elsewhere := allowedOnly(placedPolicies(in.Policies, name, selected), in.allowed)
 		switch {
 		case len(found) == 0 && len(elsewhere) > 0:

@@ -137,14 +137,6 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   remediationStrategy: {maxConcurrency: 1}
   upgradeChecks: {pathValidation: true, updateService: "osus.example.com"}`,
 			"spec.upgradeChecks.updateService"),
-		Entry("a cluster listed twice", `
-  clusters: [a, b, a]
-  remediationStrategy: {maxConcurrency: 1}`,
-			`spec.clusters[2]: Duplicate value: "a"`),
-		Entry("a canary listed twice", `
-  clusters: [a, b]
-  remediationStrategy: {maxConcurrency: 1, canaries: [a, a]}`,
-			`spec.remediationStrategy.canaries[1]: Duplicate value: "a"`),
 		Entry("an empty cluster name", `
   clusters: [a, ""]
   remediationStrategy: {maxConcurrency: 1}`,
@@ -190,10 +182,6 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   clusterLabelSelectors: [{matchExpressions: [{key: fleet, operator: Exists, values: [a]}]}]
   remediationStrategy: {maxConcurrency: 1}`,
 			"spec.clusterLabelSelectors[0].matchExpressions[0]: Invalid value: values must be empty for operator Exists or DoesNotExist"),
-		Entry("65 label selectors", `
-  clusterLabelSelectors: [`+strings.Repeat("{matchLabels: {a: b}}, ", 64)+`{}]
-  remediationStrategy: {maxConcurrency: 1}`,
-			"spec.clusterLabelSelectors: Too many: 65: must have at most 64 items"),
 		Entry("a label key with a space", `
   clusters: [a]
   remediationStrategy: {maxConcurrency: 1}
@@ -322,6 +310,14 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
     - {key: b, operator: NotIn, values: [v, w]}
     - {key: c, operator: Exists}
     - {key: d, operator: DoesNotExist, values: []}
+  remediationStrategy: {maxConcurrency: 1}`),
+		Entry("duplicate clusters, canaries and managed policies, as generated lists have them (TALM accepts them)", `
+  clusters: [a, b, a]
+  managedPolicies: [p1, p2, p1]
+  remediationStrategy: {maxConcurrency: 1, canaries: [a, a]}`),
+		Entry("300 label selectors of 50 requirements each, and 2,000 blocking CRs (TALM sets no cap)", `
+  clusterLabelSelectors: [`+strings.Repeat("{matchExpressions: ["+strings.Repeat("{key: a, operator: In, values: [x]}, ", 49)+"{key: b, operator: Exists}]}, ", 299)+`{matchLabels: {a: b}}]
+  blockingCRs: [`+strings.Repeat("{name: other, namespace: default}, ", 1999)+`{name: last}]
   remediationStrategy: {maxConcurrency: 1}`),
 		Entry("empty upgrade checks", `
   clusters: [a]

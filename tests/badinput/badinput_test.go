@@ -51,6 +51,14 @@ func answered(condition string, status metav1.ConditionStatus, reason, message s
 	return hostile{condition: condition, status: status, reason: reason, message: message}
 }
 
+// countedOnce is the answer to a spec that lists an entry twice, which TALM accepts: it is
+// valid, the Validated message says which entries repeat, it runs, and also holds.
+func countedOnce(message string, also types.GomegaMatcher) hostile {
+	h := answered(ranv1alpha1.ConditionValidated, metav1.ConditionTrue, ranv1alpha1.ReasonValidationCompleted, message)
+	h.runs, h.also = true, also
+	return h
+}
+
 func (h hostile) withSpec(spec string) hostile { h.spec = spec; return h }
 
 func (h hostile) named(name string) hostile { h.name = name; return h }
@@ -216,15 +224,19 @@ var _ = Describe("Malformed and hostile ClusterGroupUpgrades", func() {
   managedPolicies: [bad-upgrade]
   enable: true
   remediationStrategy: {maxConcurrency: 1, canaries: [bad-1, bad-3]}`)),
-		Entry("a canary listed twice", refused(`spec.remediationStrategy.canaries[1]: Duplicate value: "bad-1"`).withSpec(`
+		// Duplicates are accepted, as TALM accepts them, and counted once.
+		Entry("a canary listed twice", countedOnce("2 clusters in 2 batches; each counted once: spec.remediationStrategy.canaries lists bad-1 2 times",
+			HaveField("Status.RemediationPlan", Equal([][]string{{"bad-1"}, {"bad-2"}}))).withSpec(`
   clusters: [bad-1, bad-2]
   managedPolicies: [bad-upgrade]
   remediationStrategy: {maxConcurrency: 1, canaries: [bad-1, bad-1]}`)),
-		Entry("a cluster listed twice", refused(`spec.clusters[2]: Duplicate value: "bad-1"`).withSpec(`
+		Entry("a cluster listed twice", countedOnce("2 clusters in 2 batches; each counted once: spec.clusters lists bad-1 2 times",
+			HaveField("Status.RemediationPlan", Equal([][]string{{"bad-1"}, {"bad-2"}}))).withSpec(`
   clusters: [bad-1, bad-2, bad-1]
   managedPolicies: [bad-upgrade]
   remediationStrategy: {maxConcurrency: 1}`)),
-		Entry("a managed policy listed twice", refused(`spec.managedPolicies[1]: Duplicate value: "bad-upgrade"`).withSpec(`
+		Entry("a managed policy listed twice", countedOnce("1 managed policy resolved; 1 cluster in 1 batch; each counted once: spec.managedPolicies lists bad-upgrade 2 times",
+			And(HaveField("Status.ManagedPoliciesForUpgrade", HaveLen(1)), HaveField("Status.Placements", HaveLen(1)))).withSpec(`
   clusters: [bad-1]
   managedPolicies: [bad-upgrade, bad-upgrade]
   remediationStrategy: {maxConcurrency: 1}`)),
