@@ -39,6 +39,9 @@ var _ = Describe("Cleanup", func() {
 		func(ctx SpecContext, label string, mode ranv1alpha1.EnforcementMode) {
 			_, p, cgu := stalledRollout(ctx, label, mode, 0)
 
+			By("every object it made is kept out of the hub backup, as TALM's Placements and bindings are")
+			Expect(keptOutOfBackup(ctx, cgu)).To(And(HaveKey(HavePrefix("Placement ")), HaveKey(HavePrefix("PlacementBinding "))))
+
 			Expect(hub.Client.Delete(ctx, cgu)).To(Succeed())
 			Eventually(func() error {
 				return hub.Client.Get(ctx, keyOf(cgu), &ranv1alpha1.ClusterGroupUpgrade{})

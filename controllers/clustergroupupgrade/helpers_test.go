@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	configv1 "github.com/openshift/api/config/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -18,6 +19,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/emitter"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
@@ -212,6 +214,18 @@ func leftovers(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(G
 		g.Expect(err).NotTo(HaveOccurred())
 		return n
 	}
+}
+
+// keptOutOfBackup checks that every object the operator made for the CGU carries
+// ownership.LabelExcludeFromBackup, and returns them ("Kind namespace/name").
+func keptOutOfBackup(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) map[string]map[string]string {
+	GinkgoHelper()
+	made, err := fleet.Made(ctx, cgu.Namespace, cgu.Name)
+	Expect(err).NotTo(HaveOccurred())
+	for object, labels := range made {
+		Expect(labels).To(HaveKeyWithValue(ownership.LabelExcludeFromBackup, "true"), object)
+	}
+	return made
 }
 
 // enforcedOn returns the clusters a managed policy of the CGU is enforced on: those whose

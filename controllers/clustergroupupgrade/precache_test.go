@@ -79,6 +79,7 @@ var _ = Describe("Pre-caching", func() {
 			Expect(cached(c)(Default)).To(ConsistOf(f.Want()), "the release payload, the operators and the extra image of %s", c)
 		}
 		Expect(desired(clusters[0])(Default)).To(BeEmpty(), "pre-caching enforces nothing")
+		Expect(keptOutOfBackup(ctx, cgu)).To(HaveKey(HavePrefix("ManagedClusterView ")), "the Job's views, out of the hub backup")
 		code, out := kubectlCGU(ctx, "preflight", cgu.Name, "-n", cgu.Namespace)
 		Expect(code).To(BeZero(), out)
 		Expect(out).To(And(MatchRegexp(clusters[0]+`\s.*\sSucceeded\n`), MatchRegexp(clusters[2]+`\s.*\sFailed\n`)))

@@ -140,7 +140,7 @@ func observe(owner ownership.Owner, t *subscriptionOn, ou *OperatorUpgrades, kee
 
 // operatorView is the rollout's view of an OLM object of kind on a cluster.
 func operatorView(owner ownership.Owner, cluster, what, kind string, ref installplan.Ref) *viewv1beta1.ManagedClusterView {
-	labels := owner.Labels()
+	labels := owner.ObjectLabels()
 	labels[LabelOperatorUpgrade] = what
 	return &viewv1beta1.ManagedClusterView{
 		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: operatorObjectName(owner, what, ref), Labels: labels},
@@ -211,7 +211,7 @@ func approvalAction(owner ownership.Owner, cluster string, ref installplan.Ref, 
 	if err != nil {
 		return nil, fmt.Errorf("encoding the approval of InstallPlan %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
-	labels := owner.Labels()
+	labels := owner.ObjectLabels()
 	labels[LabelOperatorUpgrade] = operatorUpgradeApproval
 	return &actionv1beta1.ManagedClusterAction{
 		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: operatorObjectName(owner, operatorUpgradeApproval, ref), Labels: labels},

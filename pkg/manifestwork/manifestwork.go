@@ -98,7 +98,7 @@ func Name(cguNamespace, cguName string, role Role, template string) string {
 // New returns the ManifestWork made from template for cluster: the template's
 // manifestWorkTemplate as spec, with the owner's labels and the role.
 func New(template *workv1alpha1.ManifestWorkReplicaSet, role Role, cluster string, owner ownership.Owner) *workv1.ManifestWork {
-	labels := owner.Labels()
+	labels := owner.ObjectLabels()
 	labels[LabelRole] = string(role)
 	return &workv1.ManifestWork{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},

@@ -1,6 +1,6 @@
 // Package ownership owns what ties the objects the operator creates on the hub to their
 // ClusterGroupUpgrade, and finding and deleting all of them. Every such object carries
-// Owner.Labels(); those in the rollout's namespace also have an owner reference to it. The
+// Owner.Labels() (created with Owner.ObjectLabels()); those in the rollout's namespace also have an owner reference to it. The
 // objects are built elsewhere, each by the package of its concern, with names from
 // pkg/names: enforcement (enforce copies, copied ConfigMaps, Placements, PlacementBindings)
 // by pkg/policies, ManagedClusterViews by pkg/views, the health check and precache Jobs'
@@ -40,6 +40,25 @@ type Owner struct {
 // may be longer than a label value may be; names.LabelValue shortens it deterministically.
 func (o Owner) Labels() map[string]string {
 	return map[string]string{ranv1alpha1.LabelUpgradeName: names.LabelValue(o.Name), LabelUpgradeNamespace: o.Namespace}
+}
+
+// LabelExcludeFromBackup ("true") keeps an object out of the ACM hub backup, as TALM marks its
+// Placements and PlacementBindings: restored on another hub without the rollout that drives
+// it, an enforcement object or a spoke action would enforce or act with nothing watching.
+const LabelExcludeFromBackup = "velero.io/exclude-from-backup"
+
+// ObjectLabels are the labels an object made for the owner is created with: Labels, by
+// which it is found, and LabelExcludeFromBackup. Objects are found by Labels alone, so
+// that those made before an object carried LabelExcludeFromBackup are found too.
+func (o Owner) ObjectLabels() map[string]string {
+	return ExcludedFromBackup(o.Labels())
+}
+
+// ExcludedFromBackup adds LabelExcludeFromBackup to the labels an object is created with,
+// and returns them.
+func ExcludedFromBackup(l map[string]string) map[string]string {
+	l[LabelExcludeFromBackup] = "true"
+	return l
 }
 
 // Owns reports whether labels mark an object as made for the owner.
@@ -105,7 +124,7 @@ func Adopt(upgrade *ranv1alpha1.ClusterGroupUpgrade, obj client.Object, scheme *
 	if l == nil {
 		l = map[string]string{}
 	}
-	maps.Copy(l, Owner{Namespace: upgrade.Namespace, Name: upgrade.Name}.Labels())
+	maps.Copy(l, Owner{Namespace: upgrade.Namespace, Name: upgrade.Name}.ObjectLabels())
 	obj.SetLabels(l)
 	if obj.GetNamespace() != upgrade.Namespace {
 		return nil

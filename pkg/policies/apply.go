@@ -113,7 +113,7 @@ func (w Writer) applyPolicy(ctx context.Context, e Enforcement, owner ownership.
 		}
 		subject = cp.Name
 	}
-	placement := ExactPlacement(namespace, name, clusters, owner.Labels())
+	placement := ExactPlacement(namespace, name, clusters, owner.ObjectLabels())
 	if err := w.ensure(ctx, e.Upgrade, &clusterv1beta1.Placement{}, placement, func(existing, desired client.Object) {
 		// Only the fields ExactPlacement sets: the API server defaults others (the
 		// prioritizer policy, the decision strategy), and replacing the whole spec would
@@ -123,7 +123,7 @@ func (w Writer) applyPolicy(ctx context.Context, e Enforcement, owner ownership.
 	}); err != nil {
 		return fmt.Errorf("placement %s/%s: %w", namespace, name, err)
 	}
-	binding := Binding(namespace, name, name, subject, override, owner.Labels())
+	binding := Binding(namespace, name, name, subject, override, owner.ObjectLabels())
 	if err := w.ensure(ctx, e.Upgrade, &policyv1.PlacementBinding{}, binding, func(existing, desired client.Object) {
 		x, d := existing.(*policyv1.PlacementBinding), desired.(*policyv1.PlacementBinding)
 		x.PlacementRef, x.Subjects, x.BindingOverrides, x.SubFilter = d.PlacementRef, d.Subjects, d.BindingOverrides, d.SubFilter
@@ -178,7 +178,7 @@ func (w Writer) copyConfigMap(ctx context.Context, upgrade *ranv1alpha1.ClusterG
 	if err := w.Reader.Get(ctx, client.ObjectKey{Namespace: from, Name: name}, src); err != nil {
 		return fmt.Errorf("reading ConfigMap %s/%s for a hub template: %w", from, name, err)
 	}
-	dst := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: name, Labels: owner.Labels()},
+	dst := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: owner.Namespace, Name: name, Labels: owner.ObjectLabels()},
 		Data: src.Data, BinaryData: src.BinaryData}
 	existing := &corev1.ConfigMap{}
 	err := w.copies().Get(ctx, client.ObjectKeyFromObject(dst), existing)

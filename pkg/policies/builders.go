@@ -35,7 +35,7 @@ const clusterNameLabel = "name"
 // and every template renamed (template names must be unique in a cluster namespace, and the
 // parent keeps its own there).
 func EnforceCopy(parent *policyv1.Policy, owner ownership.Owner) (*policyv1.Policy, error) {
-	labels := owner.Labels()
+	labels := owner.ObjectLabels()
 	labels[LabelParentPolicy], labels[LabelParentNamespace] = parent.Name, parent.Namespace
 	cp := &policyv1.Policy{
 		ObjectMeta: metav1.ObjectMeta{

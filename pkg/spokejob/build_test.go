@@ -119,7 +119,8 @@ func byWhat(t *testing.T, j Job, in intents) map[string]*actionv1beta1.ManagedCl
 	t.Helper()
 	out := map[string]*actionv1beta1.ManagedClusterAction{}
 	prefix, suffix := "cgu-ztp-upgrade-health-", "-"+RunHash(j.Run)
-	wantLabels := map[string]string{"ran.openshift.io/cgu": "upgrade", ownership.LabelUpgradeNamespace: "ztp", LabelJob: "health", LabelRun: RunHash(j.Run)}
+	wantLabels := map[string]string{"ran.openshift.io/cgu": "upgrade", ownership.LabelUpgradeNamespace: "ztp", LabelJob: "health", LabelRun: RunHash(j.Run),
+		ownership.LabelExcludeFromBackup: "true"}
 	for _, a := range in.create {
 		if a.Namespace != j.Cluster || !strings.HasPrefix(a.Name, prefix) || !strings.HasSuffix(a.Name, suffix) {
 			t.Fatalf("action %s/%s: want it in %s, named %s...%s", a.Namespace, a.Name, j.Cluster, prefix, suffix)
@@ -282,7 +283,8 @@ func TestDeleteActionsAndViews(t *testing.T) {
 		if diff := cmp.Diff(tc.want, tc.view.Spec.Scope); diff != "" {
 			t.Errorf("view %s (-want +got):\n%s", tc.view.Name, diff)
 		}
-		wantLabels := map[string]string{"ran.openshift.io/cgu": "upgrade", ownership.LabelUpgradeNamespace: "ztp", LabelJob: "health"}
+		wantLabels := map[string]string{"ran.openshift.io/cgu": "upgrade", ownership.LabelUpgradeNamespace: "ztp", LabelJob: "health",
+			ownership.LabelExcludeFromBackup: "true"}
 		if tc.view.Namespace != j.Cluster || !maps.Equal(tc.view.Labels, wantLabels) {
 			t.Errorf("view %s/%s labels %v", tc.view.Namespace, tc.view.Name, tc.view.Labels)
 		}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/views"
 )
 
@@ -53,7 +54,7 @@ func (j Job) reportView() *viewv1beta1.ManagedClusterView {
 func (j Job) view(what string, scope viewv1beta1.ViewScope) *viewv1beta1.ManagedClusterView {
 	scope.Namespace, scope.Name, scope.UpdateIntervalSeconds = Namespace, j.Name, views.RefreshSeconds
 	return &viewv1beta1.ManagedClusterView{
-		ObjectMeta: metav1.ObjectMeta{Namespace: j.Cluster, Name: j.viewName(what), Labels: j.hubLabels()},
+		ObjectMeta: metav1.ObjectMeta{Namespace: j.Cluster, Name: j.viewName(what), Labels: ownership.ExcludedFromBackup(j.hubLabels())},
 		Spec:       viewv1beta1.ViewSpec{Scope: scope},
 	}
 }
@@ -61,7 +62,7 @@ func (j Job) view(what string, scope viewv1beta1.ViewScope) *viewv1beta1.Managed
 // newAction is an action of this run.
 func (j Job) newAction(what string, spec actionv1beta1.ActionSpec) *actionv1beta1.ManagedClusterAction {
 	return &actionv1beta1.ManagedClusterAction{
-		ObjectMeta: metav1.ObjectMeta{Namespace: j.Cluster, Name: j.actionName(what), Labels: j.runLabels()},
+		ObjectMeta: metav1.ObjectMeta{Namespace: j.Cluster, Name: j.actionName(what), Labels: ownership.ExcludedFromBackup(j.runLabels())},
 		Spec:       spec,
 	}
 }

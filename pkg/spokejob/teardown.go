@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 )
 
 // Teardown: when the rollout that ran a job ends (its cleanup deletes its views), the
@@ -122,7 +123,7 @@ func teardownAction(cluster, job string, o SpokeObject) *actionv1beta1.ManagedCl
 	return &actionv1beta1.ManagedClusterAction{
 		ObjectMeta: metav1.ObjectMeta{Namespace: cluster,
 			Name:   names.Safe(253, "cgu-teardown", job, strings.SplitN(o.Resource, ".", 2)[0], o.Name),
-			Labels: map[string]string{LabelTeardown: "true", LabelJob: names.LabelValue(job)}},
+			Labels: ownership.ExcludedFromBackup(map[string]string{LabelTeardown: "true", LabelJob: names.LabelValue(job)})},
 		Spec: actionv1beta1.ActionSpec{ActionType: actionv1beta1.DeleteActionType, KubeWork: &actionv1beta1.KubeWorkSpec{
 			Resource: o.Resource, Namespace: o.Namespace, Name: o.Name,
 		}},

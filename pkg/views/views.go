@@ -43,7 +43,7 @@ func (v Views) Name(what string) string {
 // EnsureClusterVersion creates the view of a cluster's ClusterVersion when it is missing.
 func (v Views) EnsureClusterVersion(ctx context.Context, cluster string) error {
 	view := &viewv1beta1.ManagedClusterView{
-		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: v.Name("clusterversion"), Labels: v.Owner.Labels()},
+		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: v.Name("clusterversion"), Labels: v.Owner.ObjectLabels()},
 		Spec:       viewv1beta1.ViewSpec{Scope: clusterVersionScope},
 	}
 	_, err := spokeobjects.Writer{Client: v.Client}.EnsureView(ctx, view)

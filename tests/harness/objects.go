@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -45,6 +47,34 @@ func (e *Env) Leftovers(ctx context.Context, namespace, name string) (int, error
 		return 0, err
 	}
 	return n + len(pls.Items) + len(pbs.Items), nil
+}
+
+// Made lists, as "Kind namespace/name" with their labels, every object of ownership.Kinds the
+// operator made on the hub for the ClusterGroupUpgrade namespace/name, replicas of its
+// policies left out. Kinds whose API the hub does not serve are skipped.
+func (e *Env) Made(ctx context.Context, namespace, name string) (map[string]map[string]string, error) {
+	selector := client.MatchingLabels(ownership.Owner{Namespace: namespace, Name: name}.Labels())
+	out := map[string]map[string]string{}
+	for _, k := range ownership.Kinds {
+		list := k.List()
+		if err := e.Hub.Client.List(ctx, list, selector); err != nil {
+			if meta.IsNoMatchError(err) {
+				continue
+			}
+			return nil, err
+		}
+		if err := meta.EachListItem(list, func(o runtime.Object) error {
+			obj := o.(client.Object)
+			if obj.GetLabels()[sim.RootPolicyLabel] == "" {
+				kind := strings.TrimSuffix(fmt.Sprintf("%T", list), "List")
+				out[fmt.Sprintf("%s %s/%s", kind[strings.LastIndex(kind, ".")+1:], obj.GetNamespace(), obj.GetName())] = obj.GetLabels()
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // SampleTemplates reads the ManifestWorkReplicaSets of a file of samples/, put in namespace,
