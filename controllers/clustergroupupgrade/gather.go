@@ -125,7 +125,7 @@ func (g gatherer) records(ctx context.Context, s *scope) error {
 // one cgu.Decide keeps (rollout.Enforcement).
 func (g gatherer) previewScope(s *scope) preview.Scope {
 	mode := rollout.Enforcement(s.cgu.Spec.Enforcement, s.before.Enforcement, s.facts.Started, g.defaultEnforcement)
-	return preview.Scope{PolicyNamespaces: g.policyNamespaces, Enforcement: mode, Unserved: g.unserved, Tenancy: g.tenancy}
+	return preview.Scope{PolicyNamespaces: g.policyNamespaces, Enforcement: mode, Unserved: g.unserved, Tenancy: g.tenancy, Replicas: g.api}
 }
 
 // start reads, before the start, what the start is decided from: the blocking CGUs, the

@@ -124,6 +124,9 @@ type Scope struct {
 	// clusters of the cluster sets bound to its namespace, and enforces only its namespace's
 	// policies.
 	Tenancy tenancy.Rules
+	// Replicas reads the policies the propagator replicated into cluster namespaces, which
+	// the operator's cache leaves out; nil reads them with the gatherer's reader.
+	Replicas client.Reader
 }
 
 // GatherIn is Gather for an operator restricted to scope: a managed policy found only in
@@ -387,7 +390,11 @@ func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.P
 	candidates := make([]validate.Policy, 0, len(roots))
 	byKey := make(map[string]*policyv1.Policy, len(roots))
 	for i := range roots {
-		candidates = append(candidates, ValidatePolicy(&roots[i]))
+		v := ValidatePolicy(&roots[i])
+		if err := g.addReplicas(ctx, v, selected); err != nil {
+			return nil, nil, nil, err
+		}
+		candidates = append(candidates, v)
 		byKey[roots[i].Namespace+"/"+roots[i].Name] = &roots[i]
 	}
 	spec := g.cgu.Spec
@@ -420,6 +427,38 @@ func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.P
 	}
 	problem, err := g.manifestWorkTemplates(ctx)
 	return res.Resolved, resolved, problem, err
+}
+
+// addReplicas finds, as TALM does, a policy placed on a selected cluster whose root status
+// does not list that cluster yet (the propagator replicated it, the status has not caught
+// up): a replicated policy in the cluster's namespace counts, with no compliance state yet
+// (not compliant). It reads the replicas, as metadata, only when a selected cluster is
+// missing from the status.
+func (g gatherer) addReplicas(ctx context.Context, p validate.Policy, selected []string) error {
+	missing := map[string]bool{}
+	for _, c := range selected {
+		if _, ok := p.Compliance[c]; !ok {
+			missing[c] = true
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	r := g.scope.Replicas
+	if r == nil {
+		r = g.r
+	}
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(policyv1.GroupVersion.WithKind("PolicyList"))
+	if err := r.List(ctx, &list, client.MatchingLabels{LabelRootPolicy: p.Namespace + "." + p.Name}); err != nil {
+		return fmt.Errorf("listing the replicas of policy %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	for _, replica := range list.Items {
+		if missing[replica.Namespace] {
+			p.Compliance[replica.Namespace] = ""
+		}
+	}
+	return nil
 }
 
 // tenant is the CGU's namespace where tenancy applies to it, else empty.

@@ -141,6 +141,34 @@ func TestBuild(t *testing.T) {
 			cgu:  cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.RemediationStrategy.Canaries = []string{"other-1"} }),
 			want: problem(ranv1alpha1.ReasonInvalidCanaries, "Canaries that are not selected clusters: other-1"),
 		},
+		// TALM's blocking-mechanisms and dependency-order scenarios apply the replicas before
+		// any root status lists their clusters: TALM finds a policy through them.
+		"policies whose status does not list the cluster yet, found through their replicas": {
+			cgu: cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) {
+				c.Spec.ClusterLabelSelectors, c.Spec.Clusters, c.Spec.RemediationStrategy.Canaries = nil, []string{"sno-2"}, nil
+				c.Spec.ManagedPolicies = []string{"operators", "after"}
+			}),
+			extra: replicated(false),
+			want:  preview.Result{Plan: plan.Plan{Batches: []plan.Batch{{Clusters: []string{"sno-2"}}}}},
+		},
+		"a dependency out of order among policies found through their replicas": {
+			cgu: cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) {
+				c.Spec.ClusterLabelSelectors, c.Spec.Clusters, c.Spec.RemediationStrategy.Canaries = nil, []string{"sno-2"}, nil
+				c.Spec.ManagedPolicies = []string{"after", "operators"}
+			}),
+			extra: replicated(true),
+			want: problem(ranv1alpha1.ReasonPolicyDependencyOrder,
+				"Managed policy after depends on operators, which comes after it in spec.managedPolicies"),
+		},
+		"a replica in the namespace of a cluster not selected places nothing": {
+			cgu: cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) {
+				c.Spec.ClusterLabelSelectors, c.Spec.Clusters, c.Spec.RemediationStrategy.Canaries = nil, []string{"sno-4"}, nil
+				c.Spec.ManagedPolicies = []string{"operators"}
+			}),
+			extra: replicated(false),
+			want: named(problem(ranv1alpha1.ReasonNotAllManagedPoliciesExist,
+				"Managed policies not found on the selected clusters: operators (policies/operators is placed on none of them)"), "operators"),
+		},
 		"a missing ManifestWork template": {
 			cgu:  cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.ManifestWorkTemplates = []string{"mwrs"} }),
 			want: problem(ranv1alpha1.ReasonNotAllManifestTemplatesExist, "ManifestWorkReplicaSets not found in ztp: mwrs"),
@@ -158,6 +186,21 @@ func TestBuild(t *testing.T) {
 			}
 		})
 	}
+}
+
+// replicated are two root policies whose status lists no cluster yet, and their replicas in
+// sno-2's namespace; with dependsOn, "after" depends on "operators".
+func replicated(dependsOn bool) []client.Object {
+	operators := policy("policies", "operators", nil, nil)
+	after := policy("policies", "after", nil, nil)
+	if dependsOn {
+		after.Spec.Dependencies = []policyv1.PolicyDependency{{TypeMeta: metav1.TypeMeta{Kind: policyv1.Kind}, Name: "operators", Compliance: policyv1.Compliant}}
+	}
+	out := []client.Object{operators, after}
+	for _, root := range []string{"operators", "after"} {
+		out = append(out, policy("sno-2", "policies."+root, nil, map[string]string{preview.LabelRootPolicy: "policies." + root}))
+	}
+	return out
 }
 
 func problem(reason, message string) preview.Result {
