@@ -142,15 +142,19 @@ func gateEvents(name string, before, after ranv1alpha1.ClusterGroupUpgradeStatus
 // problem lists.
 func failureOf(s *scope, reason string) talm.Failure {
 	var names []string
+	invalid := false
 	for _, p := range []*rollout.Problem{s.facts.Start.SelectProblem, s.in.Invalid} {
 		if p != nil && p.Reason == reason {
-			names = p.Names
+			names, invalid = p.Names, p.Invalid
 		}
 	}
 	switch reason {
 	case ranv1alpha1.ReasonClusterNotFound:
 		return talm.Failure{Kind: talm.FailureMissingClusters, Names: names}
 	case ranv1alpha1.ReasonNotAllManagedPoliciesExist:
+		if invalid {
+			return talm.Failure{Kind: talm.FailureInvalidPolicies, Names: names}
+		}
 		return talm.Failure{Kind: talm.FailureMissingPolicies, Names: names}
 	case ranv1alpha1.ReasonAmbiguousManagedPoliciesNames:
 		return talm.Failure{Kind: talm.FailureAmbiguousPolicies, Names: names}

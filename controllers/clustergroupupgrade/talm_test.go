@@ -16,6 +16,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
@@ -352,6 +353,40 @@ var _ = Describe("TALM's blocking-mechanisms scenario", func() {
 		Expect(fleet.Stored(ctx, blocked)(Default).Status.Clusters).To(ConsistOf(
 			ranv1alpha1.ClusterFinalState{Name: all[0], State: "complete"}, ranv1alpha1.ClusterFinalState{Name: all[1], State: "complete"},
 			ranv1alpha1.ClusterFinalState{Name: all[2], State: "complete"}))
+	})
+})
+
+var _ = Describe("TALM's invalid managed policies", func() {
+	It("refuses a policy whose replica still holds a hub template the propagator could not resolve, naming it in the event, until it resolves", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "talminv", 2)
+		cv := world.ClusterVersionUpdated(`{{hub fromConfigMap "" "talminv-data" "release" hub}}`)
+		p := world.NewPolicy(policyNS, "talminv-upgrade", policyv1.Inform, world.ConfigPolicy{Name: "talminv-cv", Objects: []map[string]any{cv}})
+		Expect(hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "talminv"}})).To(Succeed())
+		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveLen(2))
+
+		cgu := newCGU("cgu-talminv", "upgrade", clusters, 1, p.Name)
+		fleet.MustCreate(ctx, cgu)
+		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionValidated)).WithTimeout(settle).Should(And(Not(BeNil()),
+			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", ranv1alpha1.ReasonNotAllManagedPoliciesExist),
+			HaveField("Message", And(HavePrefix("Invalid managed policies: "+p.Name), ContainSubstring(clusters[0]+", "+clusters[1])))))
+		Eventually(func(g Gomega) map[string]string {
+			events := talmEventsOf(ctx, cgu, talm.ActionOnHoldDueToValidationFailure)(g)
+			g.Expect(events).NotTo(BeEmpty())
+			return events[0].Annotations
+		}).WithTimeout(settle).Should(HaveKeyWithValue(talm.AnnotationInvalidPolicies, p.Name))
+
+		By("the ConfigMap the template reads created: the propagator resolves it, the CGU is valid")
+		Expect(hub.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: policyNS, Name: "talminv-data"},
+			Data: map[string]string{"release": to}})).To(Succeed())
+		for _, c := range clusters {
+			Eventually(func(g Gomega) string {
+				var replica policyv1.Policy
+				g.Expect(hub.Client.Get(ctx, client.ObjectKey{Namespace: c, Name: policyNS + "." + p.Name}, &replica)).To(Succeed())
+				return string(replica.Spec.PolicyTemplates[0].ObjectDefinition.Raw)
+			}).WithTimeout(settle).ShouldNot(ContainSubstring("{{hub"), "the propagator resolved the template on %s", c)
+		}
+		advance(ctx, preview.HubTemplateRecheck, cgu) // the operator looks again, as its timer would
+		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal([]string{selected, validated, "Progressing False NotEnabled"}))
 	})
 })
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -411,6 +412,9 @@ func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.P
 	for i, p := range res.Resolved {
 		resolved[i] = byKey[p.Namespace+"/"+p.Name]
 	}
+	if problem, err := g.unresolvedHubTemplates(ctx, resolved, selected); problem != nil || err != nil {
+		return nil, nil, problem, err
+	}
 	if problem := validate.DependencyOrder(res.Resolved); problem != nil {
 		return nil, nil, problem, nil
 	}
@@ -459,6 +463,68 @@ func (g gatherer) addReplicas(ctx context.Context, p validate.Policy, selected [
 		}
 	}
 	return nil
+}
+
+// HubTemplateRecheck is how often a ClusterGroupUpgrade refused for a replica's unresolved
+// hub template is looked at again: the fix (the ConfigMap the template reads) reaches the
+// replica through the propagator and changes nothing the operator watches (it does not cache
+// replicas, tens of thousands on a large hub).
+const HubTemplateRecheck = time.Minute
+
+// hubTemplateMark starts every hub template: the propagator resolves them when it replicates
+// a policy, and leaves one it cannot resolve as it is.
+const hubTemplateMark = "{{hub"
+
+// unresolvedHubTemplates refuses, as TALM does (its invalid managed policies), the managed
+// policies whose replica on a selected cluster still holds a hub template: the propagator
+// could not resolve it there (a ConfigMap or key missing), and enforcing it would apply the
+// template's text. Only the replicas of a policy with a hub template are read.
+func (g gatherer) unresolvedHubTemplates(ctx context.Context, resolved []*policyv1.Policy, selected []string) (*rollout.Problem, error) {
+	chosen := make(map[string]bool, len(selected))
+	for _, c := range selected {
+		chosen[c] = true
+	}
+	var invalid, detail []string
+	for _, p := range resolved {
+		if !holdsHubTemplate(p) {
+			continue
+		}
+		r := g.scope.Replicas
+		if r == nil {
+			r = g.r
+		}
+		var replicas policyv1.PolicyList
+		if err := r.List(ctx, &replicas, client.MatchingLabels{LabelRootPolicy: p.Namespace + "." + p.Name}); err != nil {
+			return nil, fmt.Errorf("listing the replicas of policy %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		var on []string
+		for i := range replicas.Items {
+			if chosen[replicas.Items[i].Namespace] && holdsHubTemplate(&replicas.Items[i]) {
+				on = append(on, replicas.Items[i].Namespace)
+			}
+		}
+		if len(on) == 0 {
+			continue
+		}
+		slices.Sort(on)
+		invalid = append(invalid, p.Name)
+		detail = append(detail, fmt.Sprintf("%s (its replica on %s holds a hub template the propagator could not resolve)", p.Name, listed(on)))
+	}
+	if len(invalid) == 0 {
+		return nil, nil
+	}
+	return &rollout.Problem{Reason: ranv1alpha1.ReasonNotAllManagedPoliciesExist, Names: invalid, Invalid: true, Recheck: HubTemplateRecheck,
+		Message: "Invalid managed policies: " + strings.Join(detail, ", ")}, nil
+}
+
+// holdsHubTemplate tells whether one of a policy's templates holds a hub template.
+func holdsHubTemplate(p *policyv1.Policy) bool {
+	for _, t := range p.Spec.PolicyTemplates {
+		if t != nil && strings.Contains(string(t.ObjectDefinition.Raw), hubTemplateMark) {
+			return true
+		}
+	}
+	return false
 }
 
 // tenant is the CGU's namespace where tenancy applies to it, else empty.

@@ -15,6 +15,12 @@ type Problem struct {
 	// Names are the clusters or policies the problem is about, when it lists some (the
 	// events' annotations name them).
 	Names []string
+	// Invalid is true when Names are managed policies that exist but cannot be enforced
+	// (TALM's invalid policies) rather than missing ones.
+	Invalid bool
+	// Recheck, when set, is how long after which the problem is looked at again: its fix
+	// changes nothing the operator watches.
+	Recheck time.Duration
 }
 
 // Progress is what the rollout recorded so far (from status and the batch records).
@@ -140,7 +146,11 @@ func decideStart(f Facts) Decision {
 		if f.Enabled {
 			state = ranv1alpha1.StateCannotStart
 		}
-		return Decision{State: state, Reason: f.Invalid.Reason, Message: f.Invalid.Message}
+		d := Decision{State: state, Reason: f.Invalid.Reason, Message: f.Invalid.Message}
+		if f.Invalid.Recheck > 0 {
+			d.Wake = f.Now.Add(f.Invalid.Recheck)
+		}
+		return d
 	case !f.Enabled:
 		return Decision{State: ranv1alpha1.StateNotStarted, Reason: ranv1alpha1.ReasonNotEnabled,
 			Message: "Not enabled: set spec.enable to true to start"}

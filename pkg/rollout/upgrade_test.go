@@ -230,3 +230,18 @@ func TestLateClusterWatchedUntilTheDeadline(t *testing.T) {
 		fl.expect(fl.decide(time.Minute), ranv1alpha1.StateTimedOut, 1, "cluster a is not compliant yet")
 	}
 }
+
+// TestInvalidLooksAgainWhenAsked: a problem whose fix the operator cannot watch (a replica's
+// unresolved hub template) wakes the rollout after its Recheck; others wait for a new fact.
+func TestInvalidLooksAgainWhenAsked(t *testing.T) {
+	fl := newFleet(t, []plan.Batch{{Clusters: []string{"a"}}}, 1)
+	fl.f.Invalid = &Problem{Reason: ranv1alpha1.ReasonNotAllManagedPoliciesExist, Message: "Invalid managed policies: p", Recheck: time.Minute}
+	d := fl.decide(0)
+	if d.State != ranv1alpha1.StateCannotStart || !d.Wake.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("got %s waking at %v, want CannotStart waking a minute later", d.State, d.Wake)
+	}
+	fl.f.Invalid.Recheck = 0
+	if d := fl.decide(0); !d.Wake.IsZero() {
+		t.Fatalf("a problem without Recheck wakes at %v", d.Wake)
+	}
+}

@@ -75,6 +75,7 @@ const (
 	AnnotationMissingClusters    = annotationPrefix + "missing-clusters"
 	AnnotationMissingClustersCnt = annotationPrefix + "missing-clusters-count"
 	AnnotationMissingPolicies    = annotationPrefix + "missing-policies"
+	AnnotationInvalidPolicies    = annotationPrefix + "invalid-policies"
 	AnnotationAmbiguousPolicies  = annotationPrefix + "ambiguous-policies"
 	AnnotationTruncated          = annotationPrefix + "truncated"
 	// AnnotationBatchIndex is ours: the 1-based batch an event of ours is about.
@@ -233,6 +234,8 @@ func ValidationFailed(name string, f Failure, message string) Event {
 		e = e.withList(AnnotationMissingClusters, AnnotationMissingClustersCnt, f.Names)
 	case FailureMissingPolicies:
 		e = e.withList(AnnotationMissingPolicies, "", f.Names)
+	case FailureInvalidPolicies:
+		e = e.withList(AnnotationInvalidPolicies, "", f.Names)
 	case FailureAmbiguousPolicies:
 		e = e.withList(AnnotationAmbiguousPolicies, "", sorted(f.Names))
 	}
@@ -243,6 +246,7 @@ func ValidationFailed(name string, f Failure, message string) Event {
 const (
 	FailureMissingClusters   = "missing clusters"
 	FailureMissingPolicies   = "missing policies"
+	FailureInvalidPolicies   = "invalid policies"
 	FailureAmbiguousPolicies = "ambiguous policies"
 	FailureInvalid           = "invalid spec"
 )
