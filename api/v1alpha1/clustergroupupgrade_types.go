@@ -865,8 +865,11 @@ type ClusterGroupUpgradeStatus struct {
 	// Progress holds the strings of the Batch and Clusters printer columns.
 	// +optional
 	Progress Progress `json:"progress,omitempty"`
-	// Conditions: ClustersSelected, Validated, PrecacheSpecValid, PrecachingSucceeded,
-	// Progressing, Succeeded. Their order carries no meaning.
+	// Conditions: TALM's ClustersSelected, Validated, PrecacheSpecValid, PrecachingSuceeded
+	// and BackupSuceeded (TALM's spelling), Progressing and Succeeded, and ours
+	// (UpgradeChecked, Reconciled). The order is TALM's, which `oc get cgu` and scripts read
+	// the last one of: a new condition is appended, one whose status changes moves to the end
+	// (unless last already), and ours never stand last.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -16,7 +16,9 @@ type PrecacheOverrides struct {
 	// Subscription policies.
 	// +optional
 	OperatorsPackagesAndChannels []string `json:"operatorsPackagesAndChannels,omitempty"`
-	// PreCacheImage replaces the image that runs the precache job on the spokes.
+	// PreCacheImage is accepted and not used, as TALM does not use it: the precache Job
+	// runs the operator's spoke image (its --spoke-image), so that a PreCachingConfig
+	// cannot choose what runs on the spokes with the Job's rights.
 	// +optional
 	PreCacheImage string `json:"preCacheImage,omitempty"`
 }

@@ -30,6 +30,39 @@ var _ = Describe("The samples", Ordered, func() {
 		}
 	})
 
+	// talmSpecFields are the fields of TALM's ClusterGroupUpgrade spec (its API types), as
+	// paths; "[]" marks a list's items.
+	talmSpecFields := []string{
+		"backup", "preCaching", "preCachingConfigRef", "enable", "clusters", "clusterSelector",
+		"clusterLabelSelectors", "clusterLabelSelectors[].matchLabels", "clusterLabelSelectors[].matchExpressions",
+		"managedPolicies", "manifestWorkTemplates", "blockingCRs", "blockingCRs[].name", "blockingCRs[].namespace",
+		"remediationStrategy.canaries", "remediationStrategy.maxConcurrency", "remediationStrategy.timeout",
+		"batchTimeoutAction",
+		"actions.beforeEnable.addClusterLabels", "actions.beforeEnable.deleteClusterLabels", "actions.beforeEnable.removeClusterLabels",
+		"actions.beforeEnable.addClusterAnnotations", "actions.beforeEnable.removeClusterAnnotations",
+		"actions.afterCompletion.addClusterLabels", "actions.afterCompletion.deleteClusterLabels", "actions.afterCompletion.removeClusterLabels",
+		"actions.afterCompletion.addClusterAnnotations", "actions.afterCompletion.removeClusterAnnotations", "actions.afterCompletion.deleteObjects",
+	}
+
+	It("write out every field of TALM's spec in samples/clustergroupupgrade-talm.yaml, as it says", func() {
+		schema, err := crdSchema("ran.openshift.io_clustergroupupgrades.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		specSchema := schema.Properties["spec"]
+		set := map[string]bool{}
+		for _, s := range samples {
+			if s.file == "samples/clustergroupupgrade-talm.yaml" {
+				valuePaths("", &specSchema, s.obj.Object["spec"], set)
+			}
+		}
+		var missing []string
+		for _, f := range talmSpecFields {
+			if !set[f] {
+				missing = append(missing, f)
+			}
+		}
+		Expect(missing).To(BeEmpty(), "TALM's fields the sample leaves out")
+	})
+
 	DescribeTable("set every spec field of",
 		func(kind, crdFile string) {
 			schema, err := crdSchema(crdFile)
