@@ -18,6 +18,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/cli"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 )
 
 // waiting matches a CGU waiting between batches for reason before batch.
@@ -72,6 +73,8 @@ var _ = Describe("Upgrade safety gates", func() {
 		Expect(final.Status.Counts.Completed).To(Equal(2))
 		Expect(final.Status.PausedFor).To(HaveField("Duration", 2*time.Hour))
 		Expect(final.Status.PausedAt).To(BeNil())
+		Eventually(talmEvents(ctx, cgu)).Should(And(HaveKeyWithValue(talm.ActionPaused, 1), HaveKeyWithValue(talm.ActionResumed, 1)),
+			"one event each for the pause and the resume")
 	})
 
 	It("approval after the canaries, given through the plugin and recorded with who and when", func(ctx SpecContext) {
@@ -98,6 +101,9 @@ var _ = Describe("Upgrade safety gates", func() {
 
 		code, _ = kubectlCGU(ctx, "approve", cgu.Name, "-n", cgu.Namespace)
 		Expect(code).To(Equal(cli.ExitUsage), "nothing waits for an approval any more")
+		Eventually(talmEvents(ctx, cgu)).Should(And(HaveKeyWithValue(talm.ActionBatchWaiting, 1), HaveKeyWithValue(talm.ActionBatchApproved, 1)))
+		approved := talmEventsOf(ctx, cgu, talm.ActionBatchApproved)(Default)[0]
+		Expect(approved.Annotations).To(HaveKeyWithValue(talm.AnnotationBatchIndex, "2"))
 	})
 
 	It("a maintenance window that closes between batches holds the next batch until the next window", func(ctx SpecContext) {
@@ -124,9 +130,69 @@ var _ = Describe("Upgrade safety gates", func() {
 		))
 		Consistently(desired(clusters[1])).WithTimeout(2 * time.Second).Should(BeEmpty())
 
+		Eventually(talmEvents(ctx, cgu)).Should(HaveKeyWithValue(talm.ActionBatchWaiting, 1))
+		Expect(talmEventsOf(ctx, cgu, talm.ActionBatchWaiting)(Default)[0].Note).To(ContainSubstring(ranv1alpha1.ReasonOutsideMaintenanceWindow))
+
 		By("the next window opens")
 		advance(ctx, opened.Add(24*time.Hour).Sub(clock.Now()), cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+	})
+
+	It("startAt, then a window: the first batch waits for both, enforcing nothing, and starts when the window opens", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "startat", 1)
+		p := placeUpgradePolicy(ctx, "startat", 1)
+		cgu := newCGU("cgu-startat", "upgrade", clusters, 1, p.Name)
+		startAt := clock.Now().Add(2 * time.Hour).Truncate(time.Minute).UTC()
+		opens := startAt.Add(time.Hour) // a daily window, closed at startAt
+		cgu.Spec.MaintenanceWindows = &ranv1alpha1.MaintenanceWindows{StartAt: &metav1.Time{Time: startAt},
+			Windows: []ranv1alpha1.MaintenanceWindow{{Start: opens.Format("15:04"), Duration: metav1.Duration{Duration: time.Hour}}}}
+		enableOnCreate(cgu)
+		fleet.MustCreate(ctx, cgu)
+
+		By("before startAt: not started, batch 1 waits for the window's opening after startAt")
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
+			HaveField("Status.State", ranv1alpha1.StateNotStarted),
+			HaveField("Status.StartedAt", BeNil()),
+			HaveField("Status.Waiting", And(Not(BeNil()), HaveField("Reason", ranv1alpha1.ReasonOutsideMaintenanceWindow),
+				HaveField("Batch", 1), HaveField("Until.Time", BeTemporally("==", opens)))),
+		))
+		Consistently(desired(clusters[0])).WithTimeout(2 * time.Second).Should(BeEmpty())
+
+		By("past startAt, the window still closed: it still waits")
+		advance(ctx, startAt.Add(time.Minute).Sub(clock.Now()), cgu)
+		Consistently(fleet.Stored(ctx, cgu)).WithTimeout(2 * time.Second).Should(HaveField("Status.State", ranv1alpha1.StateNotStarted))
+		Expect(desired(clusters[0])(Default)).To(BeEmpty())
+
+		By("the window opens: the rollout starts and completes")
+		advance(ctx, opens.Sub(clock.Now()), cgu)
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.StartedAt.Time).To(BeTemporally(">=", opens))
+	})
+
+	It("times a cluster out at its progress deadline, long before its batch's, and names it in an event", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "deadline", 2)
+		p := placeUpgradePolicy(ctx, "deadline", 2)
+		stall(clusters[0])
+		cgu := newCGU("cgu-deadline", "upgrade", clusters, 2, p.Name)
+		cgu.Spec.ClusterProgressDeadline = &metav1.Duration{Duration: 10 * time.Minute}
+		enableOnCreate(cgu)
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
+			firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress), firstBatchShows(clusters[1], ranv1alpha1.ClusterCompleted)))
+
+		By("9 minutes in, the stalled cluster still runs")
+		advance(ctx, 9*time.Minute, cgu)
+		Consistently(fleet.Stored(ctx, cgu)).WithTimeout(2 * time.Second).Should(firstBatchShows(clusters[0], ranv1alpha1.ClusterInProgress))
+
+		By("past 10 minutes it times out, 230 minutes before the batch would have")
+		advance(ctx, 2*time.Minute, cgu)
+		late := ranv1alpha1.ClusterFinalState{Name: clusters[0], State: "timedout", CurrentPolicy: &ranv1alpha1.PolicyStatus{Name: p.Name, Status: "NonCompliant"}}
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Clusters", ContainElement(late)))
+		Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(BeEmpty())
+		Eventually(talmEvents(ctx, cgu)).Should(HaveKeyWithValue(talm.ActionClusterTimeout, 1))
+		timedOut := talmEventsOf(ctx, cgu, talm.ActionClusterTimeout)(Default)[0]
+		Expect(timedOut.Annotations).To(HaveKeyWithValue(talm.AnnotationClusterName, clusters[0]))
+		unstall(clusters[0])
 	})
 
 	It("stops when the failure budget is exceeded, starting no new batch", func(ctx SpecContext) {

@@ -24,6 +24,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
@@ -243,6 +244,8 @@ var _ = Describe("ManifestWork rollouts", func() {
 		final := fleet.Stored(ctx, cgu)(Default)
 		Expect(final.Status.Counts).To(And(HaveField("Completed", 2), HaveField("Failed", 1)))
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionSucceeded)(Default)).To(HaveField("Reason", ranv1alpha1.ReasonClustersFailed))
+		Eventually(talmEvents(ctx, cgu)).Should(HaveKeyWithValue(talm.ActionClusterFailed, 1))
+		Expect(talmEventsOf(ctx, cgu, talm.ActionClusterFailed)(Default)[0].Annotations).To(HaveKeyWithValue(talm.AnnotationClusterName, fails))
 		Expect(final.Status.Clusters).To(ConsistOf(
 			ranv1alpha1.ClusterFinalState{Name: passes, State: "complete"}, ranv1alpha1.ClusterFinalState{Name: later, State: "complete"},
 			ranv1alpha1.ClusterFinalState{Name: fails, State: "failed", CurrentManifestWork: &ranv1alpha1.ManifestWorkStatus{Name: "prep"}}))
