@@ -918,6 +918,13 @@ type ClusterGroupUpgradeStatus struct {
 	// to the name it has (TALM's).
 	// +optional
 	SafeResourceNames map[string]string `json:"safeResourceNames,omitempty"`
+	// NameSuffix is TALM's name-suffix annotation (AnnotationNameSuffix) as the rollout
+	// found it when it started: set, its Placements, PlacementBindings and step
+	// ManifestWorks are named as TALM names them, with this suffix. Frozen, so that a
+	// changed annotation never leaves objects behind under the old names.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	NameSuffix string `json:"nameSuffix,omitempty"`
 	// RemediationPlan is the plan, one list of cluster names a batch, canaries first
 	// (TALM's). Past TALMStatusBudget it is shortened: see status.shortened.
 	// +optional

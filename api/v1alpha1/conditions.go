@@ -222,3 +222,8 @@ const (
 	AnnotationApproveBatch = "ran.openshift.io/approve-batch"
 	AnnotationApprovedBy   = "ran.openshift.io/approved-by"
 )
+
+// AnnotationNameSuffix is TALM's annotation naming the suffix of the objects a rollout
+// makes (TALM draws a random one without it): the operator names its Placements,
+// PlacementBindings and step ManifestWorks as TALM does with it (status.nameSuffix).
+const AnnotationNameSuffix = "cluster-group-upgrades-operator/name-suffix"

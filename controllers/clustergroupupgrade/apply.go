@@ -296,7 +296,7 @@ func (r *Reconciler) makeWork(ctx context.Context, s *scope, w cgu.Work) error {
 	var err error
 	if w.Delete {
 		err = writer.Delete(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: w.Cluster,
-			Name: manifestwork.Name(s.cgu.Namespace, s.cgu.Name, w.Role, w.Template)}})
+			Name: manifestwork.Name(s.owner, w.Role, w.Template)}})
 	} else {
 		err = writer.CreateWork(ctx, manifestwork.New(s.facts.Works.Templates[w.Template], w.Role, w.Cluster, s.owner))
 	}

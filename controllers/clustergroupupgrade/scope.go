@@ -42,7 +42,7 @@ type scope struct {
 }
 
 func newScope(upgrade *ranv1alpha1.ClusterGroupUpgrade, now time.Time, log logr.Logger) *scope {
-	return &scope{cgu: upgrade, before: *upgrade.Status.DeepCopy(), owner: ownership.Owner{Namespace: upgrade.Namespace, Name: upgrade.Name},
+	return &scope{cgu: upgrade, before: *upgrade.Status.DeepCopy(), owner: ownership.OwnerOf(upgrade),
 		now: now, log: log, facts: cgu.Facts{Upgrade: upgrade}}
 }
 

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -250,13 +251,19 @@ var _ = Describe("TALM's timeout-not-block-next-batch scenario", func() {
 		stall(late)
 		cgu := newCGU("cgu-tnb", "upgrade", all, 1, p.Name)
 		cgu.Spec.Actions = ztpActions()
+		cgu.Annotations = map[string]string{ranv1alpha1.AnnotationNameSuffix: "kuttl"} // as TALM's scenarios set it
 		fleet.MustCreate(ctx, cgu)
 		enable(ctx, cgu)
+		placement := "upgrade-" + p.Name + "-placement-kuttl"
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
 			HaveField("Status.RemediationPlan", Equal([][]string{{late}, {next}})),
 			HaveField("Status.Status.CurrentBatch", 1),
 			HaveField("Status.Clusters", Equal([]ranv1alpha1.ClusterFinalState{{Name: done, State: "complete"}})),
+			HaveField("Status.Placements", Equal([]string{placement})), HaveField("Status.PlacementBindings", Equal([]string{placement})),
+			HaveField("Status.SafeResourceNames", Equal(map[string]string{policyNS + "/upgrade-" + p.Name + "-placement": placement})),
 		))
+		Expect(hub.Client.Get(ctx, client.ObjectKey{Namespace: policyNS, Name: placement}, &clusterv1beta1.Placement{})).To(Succeed(),
+			"the Placement has TALM's name with the name-suffix annotation")
 
 		By("the timeout lowered to 1 minute and maxConcurrency to 0, as the scenario patches them")
 		Expect(hub.Client.Patch(ctx, fleet.Stored(ctx, cgu)(Default), client.RawPatch(types.MergePatchType,

@@ -108,7 +108,7 @@ func (g *jobGate) runPrep(ctx context.Context, ns, name string, prep *workv1alph
 func workOf(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, role manifestwork.Role, template, cluster string) func(Gomega) *workv1.ManifestWork {
 	return func(g Gomega) *workv1.ManifestWork {
 		w := &workv1.ManifestWork{}
-		err := hub.Client.Get(ctx, client.ObjectKey{Namespace: cluster, Name: manifestwork.Name(cgu.Namespace, cgu.Name, role, template)}, w)
+		err := hub.Client.Get(ctx, client.ObjectKey{Namespace: cluster, Name: manifestwork.Name(ownership.OwnerOf(cgu), role, template)}, w)
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -255,6 +255,53 @@ var _ = Describe("ManifestWork rollouts", func() {
 		Expect(hub.Client.Delete(ctx, cgu)).To(Succeed())
 		Eventually(ownedWorks(ctx, cgu)).WithTimeout(settle).Should(BeZero())
 		Eventually(spokeObject(passes, configMapGVK, "upgrade-finalized")).WithTimeout(settle).Should(BeNil())
+	})
+
+	It("play TALM's manifestwork-complete: TALM's names with the name-suffix annotation, frozen, and a cluster listed complete while its batch runs", func(ctx SpecContext) {
+		clusters := joinFleet(ctx, "mwsuffix", 2)
+		const ns = "cgu-mwsuffix"
+		prep := actionTemplates(ns)["backup"]
+		prep.Name = "ibu-prep"
+		createTemplates(ctx, ns, prep)
+		withNamespace(hooksNamespace, clusters...)
+		for _, c := range clusters {
+			jobs.gate(c, "backup")
+		}
+		cgu := newCGU(ns, "ibu-upgrade", clusters, 2)
+		cgu.Annotations = map[string]string{ranv1alpha1.AnnotationNameSuffix: "kuttl"}
+		cgu.Spec.ManifestWorkTemplates = []string{prep.Name}
+		enableOnCreate(cgu)
+		fleet.MustCreate(ctx, cgu)
+
+		By("the ManifestWorks have TALM's names, <namespace>.<template>-<suffix>, as status.safeResourceNames says")
+		work := func(cluster, name string) func(Gomega) error {
+			return func(Gomega) error {
+				return hub.Client.Get(ctx, client.ObjectKey{Namespace: cluster, Name: name}, &workv1.ManifestWork{})
+			}
+		}
+		for _, c := range clusters {
+			Eventually(work(c, ns+".ibu-prep-kuttl")).WithTimeout(settle).Should(Succeed())
+		}
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(HaveField("Status.NameSuffix", "kuttl"),
+			HaveField("Status.SafeResourceNames", HaveKeyWithValue("/"+ns+".ibu-prep", ns+".ibu-prep-kuttl"))))
+
+		By("one cluster's step completes: listed complete at once, its batch still running on the other")
+		jobs.release(clusters[0], "backup", sim.JobSucceeded("prepared"))
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
+			HaveField("Status.Clusters", Equal([]ranv1alpha1.ClusterFinalState{{Name: clusters[0], State: "complete"}})),
+			HaveField("Status.Status.CurrentBatchRemediationProgress", And(
+				HaveKeyWithValue(clusters[0], PointTo(HaveField("State", ranv1alpha1.RemediationCompleted))),
+				HaveKeyWithValue(clusters[1], PointTo(HaveField("State", ranv1alpha1.RemediationInProgress))))),
+		))
+
+		By("the annotation changed mid-rollout renames nothing: the suffix is frozen at the start")
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Annotations[ranv1alpha1.AnnotationNameSuffix] = "other" })
+		jobs.release(clusters[1], "backup", sim.JobSucceeded("prepared"))
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+		for _, c := range clusters {
+			Expect(work(c, ns+".ibu-prep-other")(Default)).To(MatchError(ContainSubstring("not found")))
+		}
+		Expect(fleet.Stored(ctx, cgu)(Default).Status.NameSuffix).To(Equal("kuttl"))
 	})
 
 	It("run pre-upgrade actions before a cluster starts and post-upgrade actions after it", func(ctx SpecContext) {

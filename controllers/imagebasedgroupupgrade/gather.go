@@ -131,7 +131,7 @@ func gatherChild(ctx context.Context, c client.Reader, cgu *ranv1alpha1.ClusterG
 // workMessage is what the ManifestWork of a cluster's action says, "" when it is gone.
 func workMessage(ctx context.Context, c client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade, template, cluster string) string {
 	w := &workv1.ManifestWork{}
-	key := client.ObjectKey{Namespace: cluster, Name: manifestwork.Name(cgu.Namespace, cgu.Name, manifestwork.RoleStep, template)}
+	key := client.ObjectKey{Namespace: cluster, Name: manifestwork.Name(ownership.OwnerOf(cgu), manifestwork.RoleStep, template)}
 	if err := c.Get(ctx, key, w); err != nil {
 		return ""
 	}

@@ -18,6 +18,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/prestart"
@@ -534,7 +535,7 @@ func doneWork(cluster, template string) *workv1.ManifestWork {
 		return metav1.Condition{Type: kind, Status: metav1.ConditionTrue, ObservedGeneration: 1}
 	}
 	return &workv1.ManifestWork{
-		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: manifestwork.Name("fleet", "upgrade", manifestwork.RoleStep, template), Generation: 1},
+		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: manifestwork.Name(ownership.Owner{Namespace: "fleet", Name: "upgrade"}, manifestwork.RoleStep, template), Generation: 1},
 		Status:     workv1.ManifestWorkStatus{Conditions: []metav1.Condition{ok(workv1.WorkApplied), ok(workv1.WorkAvailable)}},
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/gates"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
@@ -296,7 +297,12 @@ func (p *pass) setTALMStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus) {
 	}
 	st.ManagedPoliciesNs = talm.Namespaces(refs)
 	st.RemediationPlan = talm.RemediationPlan(p.in.Plan)
-	objects := talm.ObjectsOf(cgu.Namespace, cgu.Name, p.in.Mode, refs, cgu.Spec.ManifestWorkTemplates)
+	owner := ownership.OwnerOf(cgu)
+	st.NameSuffix = ""
+	if !d.Progress.Started.IsZero() {
+		st.NameSuffix = owner.NameSuffix // frozen from the start on (ownership.OwnerOf)
+	}
+	objects := talm.ObjectsOf(owner, p.in.Mode, refs, cgu.Spec.ManifestWorkTemplates)
 	if d.State == ranv1alpha1.StateCompleted && DeleteObjects(cgu) {
 		objects = talm.Objects{} // deleted with the rollout's other objects
 	}

@@ -8,6 +8,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 )
 
@@ -69,7 +70,7 @@ func (p *pass) observeWorks(role manifestwork.Role, templates []string, cluster 
 // is none.
 func (p *pass) observeWork(role manifestwork.Role, template, cluster string) manifestwork.Observation {
 	w := p.f.Works
-	name := manifestwork.Name(p.cgu.Namespace, p.cgu.Name, role, template)
+	name := manifestwork.Name(ownership.OwnerOf(p.cgu), role, template)
 	if mw, ok := w.Made[cluster+"/"+name]; ok {
 		return manifestwork.Observe(mw, w.Expected[template])
 	}
@@ -92,7 +93,7 @@ func (p *pass) works() []Work {
 	var out []Work
 	add := func(role manifestwork.Role, templates []string, cluster string) {
 		for _, t := range templates {
-			name := manifestwork.Name(p.cgu.Namespace, p.cgu.Name, role, t)
+			name := manifestwork.Name(ownership.OwnerOf(p.cgu), role, t)
 			_, made := w.Made[cluster+"/"+name]
 			if _, exists := w.Templates[t]; exists && !made {
 				out = append(out, Work{Role: role, Template: t, Cluster: cluster})
@@ -140,7 +141,7 @@ func (p *pass) givingWay() (out []Work, giving map[string]bool) {
 		if !manifestwork.DeleteWhenDone(w.Templates[t]) {
 			continue
 		}
-		name := manifestwork.Name(p.cgu.Namespace, p.cgu.Name, manifestwork.RoleStep, t)
+		name := manifestwork.Name(ownership.OwnerOf(p.cgu), manifestwork.RoleStep, t)
 		for cluster, at := range past {
 			if _, made := w.Made[cluster+"/"+name]; made && at > len(p.f.Roots)+j {
 				out = append(out, Work{Role: manifestwork.RoleStep, Template: t, Cluster: cluster, Delete: true})
@@ -220,7 +221,7 @@ func (p *pass) stepFacts(policies []rollout.PolicyFacts) []rollout.PolicyFacts {
 				}
 			}
 		}
-		name := manifestwork.Name(p.cgu.Namespace, p.cgu.Name, manifestwork.RoleStep, t)
+		name := manifestwork.Name(ownership.OwnerOf(p.cgu), manifestwork.RoleStep, t)
 		for _, mw := range w.Made {
 			if mw.Name != name {
 				continue

@@ -208,6 +208,10 @@ func Step(ibgu *lcmv1alpha1.ImageBasedGroupUpgrade, i int, canaries []string) *r
 			RemediationStrategy:   &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: item.RolloutStrategy.MaxConcurrency, Timeout: timeout},
 		},
 	}
+	if suffix, ok := ibgu.Annotations[ranv1alpha1.AnnotationNameSuffix]; ok {
+		// As TALM: the step names what it makes with the IBGU's suffix.
+		cgu.Annotations = map[string]string{ranv1alpha1.AnnotationNameSuffix: suffix}
+	}
 	if r := ibgu.Spec.Rollout; r != nil {
 		cgu.Spec.RemediationStrategy.Canaries = canaries
 		cgu.Spec.MaxFailures, cgu.Spec.BatchSoak, cgu.Spec.Paused = r.MaxFailures, r.BatchSoak, r.Paused

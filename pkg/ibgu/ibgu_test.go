@@ -118,6 +118,13 @@ func TestStep(t *testing.T) {
 	if _, ok := upgrade.Spec.ClusterLabelSelectors[0].MatchLabels["lcm.openshift.io/ibgu-prep-completed"]; !ok {
 		t.Fatalf("the upgrade step is for the clusters whose Prep completed: %v", upgrade.Spec.ClusterLabelSelectors)
 	}
+	if len(prep.Annotations) != 0 {
+		t.Fatalf("a step of an IBGU without TALM's name-suffix has annotations %v", prep.Annotations)
+	}
+	ibgu.Annotations = map[string]string{ranv1alpha1.AnnotationNameSuffix: "kuttl"}
+	if got := Step(ibgu, 0, nil).Annotations[ranv1alpha1.AnnotationNameSuffix]; got != "kuttl" {
+		t.Fatalf("the step carries name-suffix %q, want the IBGU's, as TALM passes it on", got)
+	}
 }
 
 func TestTemplate(t *testing.T) {

@@ -85,14 +85,18 @@ const (
 	ReasonManifestWorkDegraded = "ManifestWorkDegraded"
 )
 
-// Name is the name of the ManifestWork a ClusterGroupUpgrade makes from a template for a
-// role, in a cluster's namespace. Every ClusterGroupUpgrade writes there, so the name holds
-// its namespace; a step keeps the template's name last, an action says pre or post.
-func Name(cguNamespace, cguName string, role Role, template string) string {
+// Name is the name of the ManifestWork owner's ClusterGroupUpgrade makes from a template for
+// a role, in a cluster's namespace. Every ClusterGroupUpgrade writes there, so the name holds
+// its namespace; a step keeps the template's name last, an action says pre or post. With a
+// name suffix, a step is named as TALM names it: "<namespace>.<template>-<suffix>".
+func Name(owner ownership.Owner, role Role, template string) string {
 	if role == RoleStep {
-		return names.Safe(253, cguNamespace, cguName, template)
+		if owner.NameSuffix != "" {
+			return names.WithSuffix(253, owner.Namespace+"."+template, owner.NameSuffix)
+		}
+		return names.Safe(253, owner.Namespace, owner.Name, template)
 	}
-	return names.Safe(253, cguNamespace, cguName, string(role), template)
+	return names.Safe(253, owner.Namespace, owner.Name, string(role), template)
 }
 
 // New returns the ManifestWork made from template for cluster: the template's
@@ -103,7 +107,7 @@ func New(template *workv1alpha1.ManifestWorkReplicaSet, role Role, cluster strin
 	return &workv1.ManifestWork{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        Name(owner.Namespace, owner.Name, role, template.Name),
+			Name:        Name(owner, role, template.Name),
 			Namespace:   cluster,
 			Labels:      labels,
 			Annotations: map[string]string{AnnotationTemplate: template.Name},

@@ -129,11 +129,22 @@ func TestNewAndName(t *testing.T) {
 		w.Labels[labelUpgradeNamespace()] != "ops" || len(w.Spec.Workload.Manifests) != 1 {
 		t.Fatalf("New = %s/%s labels %v", w.Namespace, w.Name, w.Labels)
 	}
-	if Name("ops", "upgrade", RoleStep, "backup") != "ops-upgrade-backup" {
+	if Name(ownership.Owner{Namespace: "ops", Name: "upgrade"}, RoleStep, "backup") != "ops-upgrade-backup" {
 		t.Fatal("a step's name is namespace-cgu-template")
 	}
-	if n := Name("ops", strings.Repeat("x", 253), RolePost, "t"); len(n) > 253 {
+	if n := Name(ownership.Owner{Namespace: "ops", Name: strings.Repeat("x", 253)}, RolePost, "t"); len(n) > 253 {
 		t.Fatalf("name of %d characters", len(n))
+	}
+	// With TALM's name-suffix annotation, a step is named as TALM names it; actions keep ours.
+	suffixed := ownership.Owner{Namespace: "default", Name: "ibu-upgrade", NameSuffix: "kuttl"}
+	if got := Name(suffixed, RoleStep, "ibu-prep"); got != "default.ibu-prep-kuttl" {
+		t.Fatalf("a suffixed step is %q, want TALM's default.ibu-prep-kuttl", got)
+	}
+	if got := Name(suffixed, RolePre, "backup"); got != "default-ibu-upgrade-pre-backup" {
+		t.Fatalf("a suffixed action is %q", got)
+	}
+	if n := Name(ownership.Owner{Namespace: "ops", Name: "u", NameSuffix: "abcde"}, RoleStep, strings.Repeat("t", 260)); len(n) > 253 || !strings.HasSuffix(n, "-abcde") {
+		t.Fatalf("a long suffixed step is %q (%d characters), want at most 253 ending in the suffix", n, len(n))
 	}
 	tmpl.Spec.ManifestWorkTemplate.Workload.Manifests = nil
 	if len(w.Spec.Workload.Manifests) != 1 {

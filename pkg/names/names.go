@@ -75,6 +75,39 @@ func Template(cguName, templateName string) string {
 	return Safe(63, cguName, templateName)
 }
 
+// nameSuffixLimit bounds the suffix of TALM's names (TALM draws five characters).
+const nameSuffixLimit = 16
+
+// Suffix is a name-suffix annotation as it may end a name: sanitized as Safe does, at most
+// nameSuffixLimit characters; empty when nothing of it is left.
+func Suffix(annotation string) string {
+	s := sanitize(annotation)
+	if len(s) > nameSuffixLimit {
+		s = strings.TrimRight(s[:nameSuffixLimit], "-.")
+	}
+	return s
+}
+
+// WithSuffix is a name as TALM makes it with a suffix: base, cut to fit limit when needed,
+// then "-" and suffix, which is kept whole (Suffix bounds it).
+func WithSuffix(limit int, base, suffix string) string {
+	base = sanitize(base)
+	if keep := limit - len(suffix) - 1; len(base) > keep {
+		base = strings.TrimRight(base[:max(keep, 0)], "-.")
+	}
+	if base == "" {
+		return suffix
+	}
+	return base + "-" + suffix
+}
+
+// TALMPlacement is the name TALM gives, with suffix, the Placement and PlacementBinding of a
+// managed policy of a ClusterGroupUpgrade: "<cgu>-<policy>-placement-<suffix>", at most 63
+// characters (a Placement's name is a label value; TALM allows longer ones).
+func TALMPlacement(cguName, policyName, suffix string) string {
+	return WithSuffix(63, cguName+"-"+policyName+"-placement", suffix)
+}
+
 // LabelValue returns name as a label value: itself when it has at most 63 characters,
 // otherwise shortened by Safe. Objects found by such a label must be checked against the full
 // name they record.

@@ -91,3 +91,23 @@ func TestLabelValueOfALabelValue(t *testing.T) {
 		}
 	}
 }
+
+func TestSuffixAndTALMNames(t *testing.T) {
+	cases := map[string]struct{ got, want string }{
+		"a suffix as TALM's scenarios set it":      {Suffix("kuttl"), "kuttl"},
+		"a suffix sanitized as a name":             {Suffix("Night_Run."), "night-run"},
+		"a long suffix bounded":                    {Suffix(strings.Repeat("s", 40)), strings.Repeat("s", 16)},
+		"nothing left of a suffix":                 {Suffix("__"), ""},
+		"TALM's Placement name":                    {TALMPlacement("cgu-a", "policy1-common-cluster-version-policy", "kuttl"), "cgu-a-policy1-common-cluster-version-policy-placement-kuttl"},
+		"a long Placement name keeps its suffix":   {TALMPlacement(strings.Repeat("c", 60), "p", "kuttl"), strings.Repeat("c", 57) + "-kuttl"},
+		"a base cut on a dash does not end in one": {WithSuffix(7, "abc-defgh", "xy"), "abc-xy"},
+	}
+	for name, tc := range cases {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %q, want %q", name, tc.got, tc.want)
+		}
+	}
+	if n := TALMPlacement(strings.Repeat("c", 253), strings.Repeat("p", 253), "abcde"); len(n) > 63 || !strings.HasSuffix(n, "-abcde") {
+		t.Errorf("TALMPlacement of long names = %q (%d characters)", n, len(n))
+	}
+}

@@ -34,6 +34,32 @@ const LabelUpgradeNamespace = "ran.openshift.io/cgu-namespace"
 // Owner names the ClusterGroupUpgrade objects belong to.
 type Owner struct {
 	Namespace, Name string
+	// NameSuffix, set, names the owner's Placements, PlacementBindings and step
+	// ManifestWorks as TALM does with its name-suffix annotation (OwnerOf).
+	NameSuffix string
+}
+
+// OwnerOf is the owner of the objects made for a ClusterGroupUpgrade, with the name suffix
+// it uses: status.nameSuffix once the rollout started (frozen then), before that TALM's
+// name-suffix annotation as names.Suffix bounds it.
+func OwnerOf(upgrade *ranv1alpha1.ClusterGroupUpgrade) Owner {
+	o := Owner{Namespace: upgrade.Namespace, Name: upgrade.Name}
+	if upgrade.Status.StartedAt != nil {
+		o.NameSuffix = upgrade.Status.NameSuffix
+	} else {
+		o.NameSuffix = names.Suffix(upgrade.Annotations[ranv1alpha1.AnnotationNameSuffix])
+	}
+	return o
+}
+
+// Placement is the name of the Placement and PlacementBinding that bind the managed policy
+// policy (or its copy) to the owner's clusters: names.Placement, or TALM's name with the
+// owner's suffix.
+func (o Owner) Placement(policy string) string {
+	if o.NameSuffix != "" {
+		return names.TALMPlacement(o.Name, policy, o.NameSuffix)
+	}
+	return names.Placement(o.Namespace, o.Name, policy)
 }
 
 // Labels are the labels every object made for the owner carries. A ClusterGroupUpgrade name

@@ -83,7 +83,7 @@ func (w Writer) copies() client.Reader {
 func (w Writer) Apply(ctx context.Context, e Enforcement) (int, error) {
 	written := 0
 	w.written = &written
-	owner := ownership.Owner{Namespace: e.Upgrade.Namespace, Name: e.Upgrade.Name}
+	owner := ownership.OwnerOf(e.Upgrade)
 	if e.Mode != ranv1alpha1.EnforcementOverride && !w.Unserved.SetBindings && !w.Tenancy.Applies(owner.Namespace) {
 		// Without the set binding API, the Placements select from the cluster sets
 		// bound to the namespace by other means. In tenancy mode the rollout's clusters
@@ -102,7 +102,7 @@ func (w Writer) Apply(ctx context.Context, e Enforcement) (int, error) {
 }
 
 func (w Writer) applyPolicy(ctx context.Context, e Enforcement, owner ownership.Owner, parent *policyv1.Policy, clusters []string, frozen bool) error {
-	name := names.Placement(owner.Namespace, owner.Name, parent.Name)
+	name := owner.Placement(parent.Name)
 	namespace, subject, override := owner.Namespace, "", e.Mode == ranv1alpha1.EnforcementOverride
 	if override {
 		namespace, subject = parent.Namespace, parent.Name
@@ -258,7 +258,7 @@ func (w Writer) ensureClusterSetBinding(ctx context.Context, namespace string) e
 // namespace/name for owner in mode: the PlacementBinding, then (Copy mode) the enforce copy,
 // then the Placement, in the order to delete them.
 func Made(owner ownership.Owner, mode ranv1alpha1.EnforcementMode, namespace, name string) []client.Object {
-	placement := names.Placement(owner.Namespace, owner.Name, name)
+	placement := owner.Placement(name)
 	where := owner.Namespace
 	if mode == ranv1alpha1.EnforcementOverride {
 		where = namespace

@@ -9,6 +9,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/policyobjects"
 )
 
@@ -24,13 +25,14 @@ type Objects struct {
 	SafeResourceNames map[string]string
 }
 
-// ObjectsOf names the objects a rollout of the ClusterGroupUpgrade namespace/name makes for
-// the managed policies for upgrade in mode, and for its ManifestWork templates.
-func ObjectsOf(namespace, name string, mode ranv1alpha1.EnforcementMode, policies []ranv1alpha1.PolicyReference, templates []string) Objects {
+// ObjectsOf names the objects a rollout of owner's ClusterGroupUpgrade makes for the managed
+// policies for upgrade in mode, and for its ManifestWork templates.
+func ObjectsOf(owner ownership.Owner, mode ranv1alpha1.EnforcementMode, policies []ranv1alpha1.PolicyReference, templates []string) Objects {
 	var out Objects
 	safe := map[string]string{}
+	namespace, name := owner.Namespace, owner.Name
 	for _, p := range policies {
-		placement := names.Placement(namespace, name, p.Name)
+		placement := owner.Placement(p.Name)
 		where := namespace
 		if mode == ranv1alpha1.EnforcementOverride {
 			where = p.Namespace
@@ -43,7 +45,7 @@ func ObjectsOf(namespace, name string, mode ranv1alpha1.EnforcementMode, policie
 		safe[where+"/"+name+"-"+p.Name+"-placement"] = placement
 	}
 	for _, t := range templates {
-		safe["/"+namespace+"."+t] = manifestwork.Name(namespace, name, manifestwork.RoleStep, t)
+		safe["/"+namespace+"."+t] = manifestwork.Name(owner, manifestwork.RoleStep, t)
 	}
 	slices.Sort(out.Placements)
 	out.Placements = slices.Compact(out.Placements)

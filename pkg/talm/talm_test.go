@@ -11,6 +11,7 @@ import (
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
@@ -141,7 +142,7 @@ func TestClusters(t *testing.T) {
 
 func TestObjectsOf(t *testing.T) {
 	policies := []ranv1alpha1.PolicyReference{{Name: "platform", Namespace: "ztp"}, {Name: "operators", Namespace: "ztp"}}
-	copied := ObjectsOf("upgrades", "night", ranv1alpha1.EnforcementCopy, policies, []string{"prep"})
+	copied := ObjectsOf(ownership.Owner{Namespace: "upgrades", Name: "night"}, ranv1alpha1.EnforcementCopy, policies, []string{"prep"})
 	g := NewWithT(t)
 	g.Expect(copied.Placements).To(Equal([]string{"cgu-upgrades-night-operators", "cgu-upgrades-night-platform"}))
 	g.Expect(copied.PlacementBindings).To(Equal(copied.Placements))
@@ -153,10 +154,19 @@ func TestObjectsOf(t *testing.T) {
 		"upgrades/night-operators":           "night-operators",
 		"/upgrades.prep":                     "upgrades-night-prep",
 	}))
-	override := ObjectsOf("upgrades", "night", ranv1alpha1.EnforcementOverride, policies, nil)
+	override := ObjectsOf(ownership.Owner{Namespace: "upgrades", Name: "night"}, ranv1alpha1.EnforcementOverride, policies, nil)
 	g.Expect(override.CopiedPolicies).To(BeEmpty())
 	g.Expect(override.SafeResourceNames).To(HaveKeyWithValue("ztp/night-platform-placement", "cgu-upgrades-night-platform"),
 		"in Override mode the Placement lives in the policy's namespace")
+
+	// TALM's name-suffix annotation: TALM's names, as its scenarios assert them.
+	suffixed := ObjectsOf(ownership.Owner{Namespace: "default", Name: "cgu-a", NameSuffix: "kuttl"}, ranv1alpha1.EnforcementOverride,
+		[]ranv1alpha1.PolicyReference{{Name: "policy1-common-cluster-version-policy", Namespace: "default"}}, []string{"ibu-prep"})
+	g.Expect(suffixed.Placements).To(Equal([]string{"cgu-a-policy1-common-cluster-version-policy-placement-kuttl"}))
+	g.Expect(suffixed.SafeResourceNames).To(Equal(map[string]string{
+		"default/cgu-a-policy1-common-cluster-version-policy-placement": "cgu-a-policy1-common-cluster-version-policy-placement-kuttl",
+		"/default.ibu-prep": "default.ibu-prep-kuttl",
+	}))
 }
 
 func configPolicy(objects ...map[string]any) *policyv1.PolicyTemplate {

@@ -158,7 +158,7 @@ func owned(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomeg
 // work tells whether the CGU's ManifestWork of a template for a role exists on a cluster.
 func work(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, role manifestwork.Role, template, cluster string) func(Gomega) bool {
 	return func(g Gomega) bool {
-		key := client.ObjectKey{Namespace: cluster, Name: manifestwork.Name(cgu.Namespace, cgu.Name, role, template)}
+		key := client.ObjectKey{Namespace: cluster, Name: manifestwork.Name(ownership.OwnerOf(cgu), role, template)}
 		err := hub.Client.Get(ctx, key, &workv1.ManifestWork{})
 		if apierrors.IsNotFound(err) {
 			return false

@@ -269,7 +269,7 @@ func configMapTemplate(ns, name, namespace string) *workv1alpha1.ManifestWorkRep
 // workMade tells whether the rollout's ManifestWork of a step exists on a cluster.
 func workMade(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, step, cluster string) func(Gomega) bool {
 	return func(g Gomega) bool {
-		key := client.ObjectKey{Namespace: cluster, Name: manifestwork.Name(cgu.Namespace, cgu.Name, manifestwork.RoleStep, step)}
+		key := client.ObjectKey{Namespace: cluster, Name: manifestwork.Name(ownership.OwnerOf(cgu), manifestwork.RoleStep, step)}
 		err := fleet.Hub.Client.Get(ctx, key, &workv1.ManifestWork{})
 		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
 		return err == nil
