@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	workv1 "open-cluster-management.io/api/work/v1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -91,7 +93,19 @@ type PolicyStatus struct {
 type ManifestWorkStatus struct {
 	// Name of the ManifestWork.
 	Name string `json:"name"`
+	// Status is the ManifestWork's status.resourceStatus when the cluster stopped on it, as
+	// TALM copies it: the conditions and status feedback of each manifest, bounded (see
+	// ManifestWorkStatusLimit), kept once the ManifestWork is deleted.
+	// +optional
+	Status *workv1.ManifestResourceStatus `json:"status,omitempty"`
 }
+
+// ManifestWorkStatusLimit bounds the copies of ManifestWork status in status.clusters: the
+// first ones of that many clusters, each of at most ManifestWorkManifestLimit manifests.
+const (
+	ManifestWorkStatusLimit   = 50
+	ManifestWorkManifestLimit = 8
+)
 
 // ClusterFinalState is a cluster of an ended batch in TALM's status.clusters.
 type ClusterFinalState struct {

@@ -60,9 +60,12 @@ var _ = Describe("The Progressive mode", func() {
 		By("90 minutes on, " + clusters[1] + " times out with its stage: the growth goes back to one cluster, then grows again")
 		advance(ctx, 91*time.Minute, cgu)
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
-			HaveField("Status.State", ranv1alpha1.StateTimedOut),
+			HaveField("Status.State", ranv1alpha1.StateNotCompleted),
+			HaveField("Status.Message", ContainSubstring(clusters[1]+" timed out and is not compliant yet")),
 			HaveField("Status.Counts", And(HaveField("Completed", 4), HaveField("TimedOut", 1))),
-		))
+		), "every stage ran: as TALM, the late cluster is watched until the timeout")
+		advance(ctx, 90*time.Minute, cgu)
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateTimedOut))
 		Expect(hub.Client.List(ctx, &records, client.InNamespace(cgu.Namespace))).To(Succeed())
 		for _, c := range records.Items[0].Status.Clusters {
 			stages[c.Name] = c.Stage

@@ -49,12 +49,15 @@ var _ = Describe("The Window mode", func() {
 		Expect(records.Items[0].Spec.Window).To(Equal(2))
 		Expect(records.Items[0].Status.Clusters).To(HaveEach(HaveField("StartedAt", Not(BeNil()))))
 
-		By("an hour after its start, " + clusters[0] + " times out alone; the rollout ends TimedOut")
+		By("an hour after its start, " + clusters[0] + " times out alone; the rollout waits for it, as TALM, until its timeout")
 		advance(ctx, 61*time.Minute, cgu)
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(And(
-			HaveField("Status.State", ranv1alpha1.StateTimedOut),
+			HaveField("Status.State", ranv1alpha1.StateNotCompleted),
+			HaveField("Status.Message", ContainSubstring(clusters[0]+" timed out and is not compliant yet")),
 			HaveField("Status.Counts", And(HaveField("Completed", 3), HaveField("TimedOut", 1))),
 		))
 		Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(BeEmpty())
+		advance(ctx, 60*time.Minute, cgu)
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateTimedOut))
 	})
 })

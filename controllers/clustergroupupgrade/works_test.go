@@ -374,8 +374,19 @@ var _ = Describe("ManifestWork rollouts", func() {
 
 		timeoutZero(ctx, cgu)
 		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal(timedOut))
-		Expect(fleet.Stored(ctx, cgu)(Default).Status.Clusters).To(Equal([]ranv1alpha1.ClusterFinalState{
-			{Name: clusters[0], State: "timedout", CurrentManifestWork: &ranv1alpha1.ManifestWorkStatus{Name: "prep"}}}))
+		ended := fleet.Stored(ctx, cgu)(Default).Status.Clusters
+		Expect(ended).To(ConsistOf(And(HaveField("Name", clusters[0]), HaveField("State", "timedout"),
+			HaveField("CurrentManifestWork.Name", "prep"))))
+
+		By("as TALM, currentManifestWork.status is the ManifestWork's resource status: the Job's conditions, kept once the work is gone")
+		work := ended[0].CurrentManifestWork.Status
+		Expect(work).NotTo(BeNil())
+		Expect(work.Manifests).To(ContainElement(And(HaveField("ResourceMeta.Kind", "Job"),
+			HaveField("Conditions", ContainElement(HaveField("Type", workv1.WorkApplied))))))
+		Expect(hub.Client.Delete(ctx, workOf(ctx, cgu, manifestwork.RoleStep, "prep", clusters[0])(Default))).To(Succeed())
+		advance(ctx, time.Second, cgu)
+		Consistently(fleet.Stored(ctx, cgu)).WithTimeout(2 * time.Second).Should(HaveField("Status.Clusters",
+			ContainElement(HaveField("CurrentManifestWork.Status", Equal(work)))))
 		jobs.release(clusters[0], "backup", sim.JobSucceeded("late"))
 	})
 

@@ -5,10 +5,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/gates"
+	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
@@ -310,7 +312,37 @@ func (p *pass) setTALMStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus) {
 	st.CopiedPolicies, st.SafeResourceNames = objects.CopiedPolicies, objects.SafeResourceNames
 	st.Status = talm.Progress(d, p.in.Plan, steps, p.endedAt(st).Time)
 	st.Clusters = talm.Clusters(p.compliantAtStart(), p.in.Plan, talm.FinishedFrom(p.recordedFinal(), d, steps), steps)
+	p.setWorkStatus(st.Clusters)
 	talm.Shorten(st, shownBatch(st))
+}
+
+// setWorkStatus copies, as TALM does, the status of the ManifestWork each cluster that did
+// not complete stopped on: from the ManifestWork while it exists, else as the status showed
+// it before (the rollout's cleanup deleted it since). The first
+// ranv1alpha1.ManifestWorkStatusLimit such clusters get one, each bounded by talm.WorkStatus.
+func (p *pass) setWorkStatus(clusters []ranv1alpha1.ClusterFinalState) {
+	before := map[string]*workv1.ManifestResourceStatus{}
+	for _, c := range p.before.Clusters {
+		if c.CurrentManifestWork != nil && c.CurrentManifestWork.Status != nil {
+			before[c.Name+"/"+c.CurrentManifestWork.Name] = c.CurrentManifestWork.Status
+		}
+	}
+	owner := ownership.OwnerOf(p.cgu)
+	copied := 0
+	for i := range clusters {
+		cmw := clusters[i].CurrentManifestWork
+		if cmw == nil || copied == ranv1alpha1.ManifestWorkStatusLimit {
+			continue
+		}
+		copied++
+		if p.f.Works != nil {
+			if mw, ok := p.f.Works.Made[clusters[i].Name+"/"+manifestwork.Name(owner, manifestwork.RoleStep, cmw.Name)]; ok {
+				cmw.Status = talm.WorkStatus(mw.Status.ResourceStatus)
+				continue
+			}
+		}
+		cmw.Status = before[clusters[i].Name+"/"+cmw.Name]
+	}
 }
 
 func namesOf(policies []*policyv1.Policy) []string {

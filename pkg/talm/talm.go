@@ -8,6 +8,8 @@
 package talm
 
 import (
+	workv1 "open-cluster-management.io/api/work/v1"
+
 	"slices"
 	"time"
 
@@ -216,6 +218,27 @@ func CompliantAtStart(before []ranv1alpha1.ClusterFinalState, p plan.Plan) []str
 		if !planned[c.Name] {
 			out = append(out, c.Name)
 		}
+	}
+	return out
+}
+
+// workMessageLimit bounds a condition message copied from a ManifestWork's status.
+const workMessageLimit = 256
+
+// WorkStatus is a ManifestWork's resource status as status.clusters holds it (TALM's
+// currentManifestWork.status): its first ranv1alpha1.ManifestWorkManifestLimit manifests,
+// each condition's message cut to workMessageLimit characters. Nil when it reports nothing.
+func WorkStatus(rs workv1.ManifestResourceStatus) *workv1.ManifestResourceStatus {
+	if len(rs.Manifests) == 0 {
+		return nil
+	}
+	out := &workv1.ManifestResourceStatus{}
+	for _, m := range rs.Manifests[:min(len(rs.Manifests), ranv1alpha1.ManifestWorkManifestLimit)] {
+		c := *m.DeepCopy()
+		for i := range c.Conditions {
+			c.Conditions[i].Message = rollout.Truncate(c.Conditions[i].Message, workMessageLimit)
+		}
+		out.Manifests = append(out.Manifests, c)
 	}
 	return out
 }

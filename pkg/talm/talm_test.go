@@ -1,6 +1,11 @@
 package talm
 
 import (
+	"strings"
+	"unicode/utf8"
+
+	workv1 "open-cluster-management.io/api/work/v1"
+
 	"encoding/json"
 	"testing"
 	"time"
@@ -204,4 +209,22 @@ func TestJobStates(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(status).To(Equal(map[string]string{"sno-1": "Succeeded", "sno-2": "PrecacheTimeout", "sno-3": "UnrecoverableError", "sno-4": "Starting"}))
 	g.Expect(clusters).To(Equal([]string{"sno-1", "sno-2", "sno-3", "sno-4"}))
+}
+
+func TestWorkStatus(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(WorkStatus(workv1.ManifestResourceStatus{})).To(BeNil(), "a work that reports nothing")
+	var rs workv1.ManifestResourceStatus
+	for i := range ranv1alpha1.ManifestWorkManifestLimit + 2 {
+		rs.Manifests = append(rs.Manifests, workv1.ManifestCondition{
+			ResourceMeta: workv1.ManifestResourceMeta{Ordinal: int32(i), Kind: "ImageBasedUpgrade", Name: "upgrade"},
+			Conditions:   []metav1.Condition{{Type: "Applied", Status: metav1.ConditionFalse, Reason: "Failed", Message: strings.Repeat("é", 400)}},
+		})
+	}
+	got := WorkStatus(rs)
+	g.Expect(got.Manifests).To(HaveLen(ranv1alpha1.ManifestWorkManifestLimit))
+	msg := got.Manifests[0].Conditions[0].Message
+	g.Expect(len(msg)).To(BeNumerically("<=", workMessageLimit))
+	g.Expect(utf8.ValidString(msg)).To(BeTrue())
+	g.Expect(rs.Manifests[0].Conditions[0].Message).To(HaveLen(800), "the work's own status is left as it is")
 }

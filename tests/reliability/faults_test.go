@@ -50,6 +50,8 @@ var _ = Describe("A ManagedCluster deleted in the middle of its batch", func() {
 
 		By("at the batch deadline it times out and batch 2 runs")
 		passBatchDeadline(ctx, cgu)
+		watchedUntilTheTimeout(ctx, cgu, gone)
+		passBatchDeadline(ctx, cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateTimedOut))
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionSucceeded)(Default)).To(And(
 			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", ranv1alpha1.ReasonTimedOut),
@@ -142,6 +144,8 @@ var _ = Describe("A spoke that stops answering in the middle of its upgrade", fu
 		Expect(log.started()).To(Equal(1))
 
 		By("at the batch deadline it times out, and batch 2 completes")
+		passBatchDeadline(ctx, cgu)
+		watchedUntilTheTimeout(ctx, cgu, lost)
 		passBatchDeadline(ctx, cgu)
 		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateTimedOut))
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionSucceeded)(Default)).To(HaveField("Message", ContainSubstring(lost)))

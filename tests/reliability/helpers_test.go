@@ -102,6 +102,15 @@ func passBatchDeadline(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade
 	})
 }
 
+// watchedUntilTheTimeout checks that a rollout whose last batch ended with late, timed out in
+// an earlier batch and not compliant, waits for it, as TALM does, until its overall timeout.
+func watchedUntilTheTimeout(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, late string) {
+	GinkgoHelper()
+	Eventually(stored(ctx, cgu)).WithTimeout(settle).Should(And(
+		HaveField("Status.State", ranv1alpha1.StateNotCompleted),
+		HaveField("Status.Message", ContainSubstring(late+" timed out and is not compliant yet"))))
+}
+
 // records returns the CGU's batch records, by index.
 func records(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) func(Gomega) []ranv1alpha1.ClusterGroupUpgradeBatch {
 	return func(g Gomega) []ranv1alpha1.ClusterGroupUpgradeBatch {
