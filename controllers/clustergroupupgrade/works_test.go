@@ -248,7 +248,10 @@ var _ = Describe("ManifestWork rollouts", func() {
 		Expect(talmEventsOf(ctx, cgu, talm.ActionClusterFailed)(Default)[0].Annotations).To(HaveKeyWithValue(talm.AnnotationClusterName, fails))
 		Expect(final.Status.Clusters).To(ConsistOf(
 			ranv1alpha1.ClusterFinalState{Name: passes, State: "complete"}, ranv1alpha1.ClusterFinalState{Name: later, State: "complete"},
-			ranv1alpha1.ClusterFinalState{Name: fails, State: "failed", CurrentManifestWork: &ranv1alpha1.ManifestWorkStatus{Name: "prep"}}))
+			And(HaveField("Name", fails), HaveField("State", "failed"), HaveField("CurrentManifestWork.Name", "prep"),
+				HaveField("CurrentManifestWork.Status.Manifests", ContainElement(HaveField("Conditions",
+					ContainElement(And(HaveField("Type", "Degraded"), HaveField("Status", metav1.ConditionTrue)))))))),
+			"the failed cluster's step with the ManifestWork's status, as TALM shows it")
 
 		By("deleting the rollout deletes its ManifestWorks, and the work agents what they applied")
 		Expect(ownedWorks(ctx, cgu)(Default)).To(Equal(5))
