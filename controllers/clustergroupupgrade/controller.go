@@ -22,6 +22,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
@@ -67,6 +68,10 @@ type Reconciler struct {
 	MaxConcurrentPrecaching int
 	// PrecacheTimeout bounds each cluster's precache Job.
 	PrecacheTimeout time.Duration
+	// Unresolved remembers which replicas hold an unresolved hub template, so that the
+	// replicas of a policy are read at most once a minute (preview.UnresolvedCache); nil
+	// reads them on every pass.
+	Unresolved *preview.UnresolvedCache
 	// DefaultEnforcement is how a rollout without spec.enforcement enforces its policies
 	// (the operator resolves --default-enforcement at start); empty is Copy.
 	DefaultEnforcement ranv1alpha1.EnforcementMode

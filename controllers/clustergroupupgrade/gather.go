@@ -61,13 +61,14 @@ type gatherer struct {
 	precacheTimeout    time.Duration
 	// precacheCap is true when pre-caching has a hub-wide cap: the other rollouts' count.
 	precacheCap bool
+	unresolved  *preview.UnresolvedCache
 }
 
 func (r *Reconciler) gatherer() gatherer {
 	return gatherer{cache: r.Client, api: r.Reader, expect: &r.expect, lagNow: r.lagNow, unserved: r.Unserved,
 		policyNamespaces: r.PolicyNamespaces, tenancy: r.Tenancy, defaultEnforcement: r.DefaultEnforcement, graphs: r.Graphs,
 		updateService: r.UpdateService, spokeImage: r.SpokeImage, precacheTimeout: r.PrecacheTimeout,
-		precacheCap: r.MaxConcurrentPrecaching > 0}
+		precacheCap: r.MaxConcurrentPrecaching > 0, unresolved: r.Unresolved}
 }
 
 // steps are the gather steps in order: each reads what the ones before found (the records
@@ -125,7 +126,8 @@ func (g gatherer) records(ctx context.Context, s *scope) error {
 // one cgu.Decide keeps (rollout.Enforcement).
 func (g gatherer) previewScope(s *scope) preview.Scope {
 	mode := rollout.Enforcement(s.cgu.Spec.Enforcement, s.before.Enforcement, s.facts.Started, g.defaultEnforcement)
-	return preview.Scope{PolicyNamespaces: g.policyNamespaces, Enforcement: mode, Unserved: g.unserved, Tenancy: g.tenancy, Replicas: g.api}
+	return preview.Scope{PolicyNamespaces: g.policyNamespaces, Enforcement: mode, Unserved: g.unserved, Tenancy: g.tenancy,
+		Replicas: g.api, Unresolved: g.unresolved}
 }
 
 // start reads, before the start, what the start is decided from: the blocking CGUs, the

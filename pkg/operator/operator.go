@@ -43,6 +43,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/managedclusters"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 )
 
@@ -267,6 +268,7 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 		PolicyNamespaces:        opts.PolicyNamespaces,
 		DefaultEnforcement:      hub.enforcement,
 		Tenancy:                 opts.TenancyRules(),
+		Unresolved:              &preview.UnresolvedCache{Now: clk.Now},
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)

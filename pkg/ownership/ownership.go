@@ -1,6 +1,7 @@
 // Package ownership owns what ties the objects the operator creates on the hub to their
 // ClusterGroupUpgrade, and finding and deleting all of them. Every such object carries
-// Owner.Labels() (created with Owner.ObjectLabels()); those in the rollout's namespace also have an owner reference to it. The
+// Owner.Labels() (it is created with Owner.ObjectLabels(), which keep it out of the hub
+// backup too); those in the rollout's namespace also have an owner reference to it. The
 // objects are built elsewhere, each by the package of its concern, with names from
 // pkg/names: enforcement (enforce copies, copied ConfigMaps, Placements, PlacementBindings)
 // by pkg/policies, ManagedClusterViews by pkg/views, the health check and precache Jobs'

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -128,6 +129,60 @@ type Scope struct {
 	// Replicas reads the policies the propagator replicated into cluster namespaces, which
 	// the operator's cache leaves out; nil reads them with the gatherer's reader.
 	Replicas client.Reader
+	// Unresolved, when set, keeps which replicas of a policy hold an unresolved hub
+	// template for a while, so that the replicas of a policy are read at most once a
+	// HubTemplateRecheck however many rollouts and passes ask.
+	Unresolved *UnresolvedCache
+}
+
+// UnresolvedCache remembers, for each root policy with a hub template, the clusters whose
+// replica still holds one, as read at a generation of the root (a new spec is replicated
+// again), for HubTemplateRecheck (a ConfigMap the template reads may change meanwhile). It
+// is safe for concurrent use.
+type UnresolvedCache struct {
+	// Now is the clock the entries age by.
+	Now func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]unresolvedEntry
+}
+
+type unresolvedEntry struct {
+	generation int64
+	at         time.Time
+	on         []string
+}
+
+// get returns the clusters remembered for the root policy, ok when the entry is of its
+// generation and younger than HubTemplateRecheck.
+func (c *UnresolvedCache) get(p *policyv1.Policy) ([]string, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[p.Namespace+"/"+p.Name]
+	if !ok || e.generation != p.Generation || c.Now().Sub(e.at) >= HubTemplateRecheck {
+		return nil, false
+	}
+	return e.on, true
+}
+
+func (c *UnresolvedCache) put(p *policyv1.Policy, on []string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[string]unresolvedEntry{}
+	}
+	// Entries of deleted policies are few and small; the map is cleared when it grows past
+	// what a hub's policies with hub templates would hold.
+	if len(c.entries) > 10000 {
+		clear(c.entries)
+	}
+	c.entries[p.Namespace+"/"+p.Name] = unresolvedEntry{generation: p.Generation, at: c.Now(), on: on}
 }
 
 // GatherIn is Gather for an operator restricted to scope: a managed policy found only in
@@ -489,24 +544,14 @@ func (g gatherer) unresolvedHubTemplates(ctx context.Context, resolved []*policy
 		if !holdsHubTemplate(p) {
 			continue
 		}
-		r := g.scope.Replicas
-		if r == nil {
-			r = g.r
+		all, err := g.unresolvedOn(ctx, p)
+		if err != nil {
+			return nil, err
 		}
-		var replicas policyv1.PolicyList
-		if err := r.List(ctx, &replicas, client.MatchingLabels{LabelRootPolicy: p.Namespace + "." + p.Name}); err != nil {
-			return nil, fmt.Errorf("listing the replicas of policy %s/%s: %w", p.Namespace, p.Name, err)
-		}
-		var on []string
-		for i := range replicas.Items {
-			if chosen[replicas.Items[i].Namespace] && holdsHubTemplate(&replicas.Items[i]) {
-				on = append(on, replicas.Items[i].Namespace)
-			}
-		}
+		on := slices.DeleteFunc(slices.Clone(all), func(c string) bool { return !chosen[c] })
 		if len(on) == 0 {
 			continue
 		}
-		slices.Sort(on)
 		invalid = append(invalid, p.Name)
 		detail = append(detail, fmt.Sprintf("%s (its replica on %s holds a hub template the propagator could not resolve)", p.Name, listed(on)))
 	}
@@ -515,6 +560,31 @@ func (g gatherer) unresolvedHubTemplates(ctx context.Context, resolved []*policy
 	}
 	return &rollout.Problem{Reason: ranv1alpha1.ReasonNotAllManagedPoliciesExist, Names: invalid, Invalid: true, Recheck: HubTemplateRecheck,
 		Message: "Invalid managed policies: " + strings.Join(detail, ", ")}, nil
+}
+
+// unresolvedOn returns, sorted, the clusters whose replica of the root policy p still holds a
+// hub template: remembered (Scope.Unresolved), else read.
+func (g gatherer) unresolvedOn(ctx context.Context, p *policyv1.Policy) ([]string, error) {
+	if on, ok := g.scope.Unresolved.get(p); ok {
+		return on, nil
+	}
+	r := g.scope.Replicas
+	if r == nil {
+		r = g.r
+	}
+	var replicas policyv1.PolicyList
+	if err := r.List(ctx, &replicas, client.MatchingLabels{LabelRootPolicy: p.Namespace + "." + p.Name}); err != nil {
+		return nil, fmt.Errorf("listing the replicas of policy %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	var on []string
+	for i := range replicas.Items {
+		if holdsHubTemplate(&replicas.Items[i]) {
+			on = append(on, replicas.Items[i].Namespace)
+		}
+	}
+	slices.Sort(on)
+	g.scope.Unresolved.put(p, on)
+	return on, nil
 }
 
 // holdsHubTemplate tells whether one of a policy's templates holds a hub template.

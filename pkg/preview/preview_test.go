@@ -2,6 +2,7 @@ package preview_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
@@ -368,5 +370,61 @@ func TestGrowthOf(t *testing.T) {
 				t.Fatalf("growth (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestUnresolvedHubTemplatesRemembered: the replicas of a policy with a hub template are read
+// once a HubTemplateRecheck however many passes ask, and again once its spec changes.
+func TestUnresolvedHubTemplatesRemembered(t *testing.T) {
+	root := policy("policies", "site", map[string]policyv1.ComplianceState{"sno-1": policyv1.NonCompliant}, nil)
+	root.Generation = 1
+	tmpl := &policyv1.PolicyTemplate{ObjectDefinition: runtime.RawExtension{Raw: []byte(`{"kind":"ConfigurationPolicy","spec":{"x":"{{hub fromConfigMap \"\" \"site\" \"k\" hub}}"}}`)}}
+	root.Spec.PolicyTemplates = []*policyv1.PolicyTemplate{tmpl}
+	replica := policy("sno-1", "policies.site", nil, map[string]string{preview.LabelRootPolicy: "policies.site"})
+	replica.Spec.PolicyTemplates = []*policyv1.PolicyTemplate{tmpl.DeepCopy()}
+	lists := 0
+	r := fake.NewClientBuilder().WithScheme(scheme()).WithObjects(append(fleet(), root, replica)...).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*policyv1.PolicyList); ok {
+				o := &client.ListOptions{}
+				o.ApplyOptions(opts)
+				if o.LabelSelector != nil && !o.LabelSelector.Empty() && strings.Contains(o.LabelSelector.String(), preview.LabelRootPolicy+"=") {
+					lists++
+				}
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}).Build()
+	now := time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)
+	scope := preview.Scope{Unresolved: &preview.UnresolvedCache{Now: func() time.Time { return now }}}
+	c := cgu(func(c *ranv1alpha1.ClusterGroupUpgrade) {
+		c.Spec.ClusterLabelSelectors, c.Spec.Clusters, c.Spec.RemediationStrategy.Canaries = nil, []string{"sno-1"}, nil
+		c.Spec.ManagedPolicies = []string{"site"}
+	})
+	gather := func() *rollout.Problem {
+		t.Helper()
+		f, err := preview.GatherIn(context.Background(), r, c, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Invalid
+	}
+	for range 3 {
+		if p := gather(); p == nil || !p.Invalid || p.Recheck != preview.HubTemplateRecheck {
+			t.Fatalf("got %+v, want the invalid policy, looked at again in a minute", p)
+		}
+	}
+	if lists != 1 {
+		t.Fatalf("the replicas were read %d times in three passes, want once", lists)
+	}
+	now = now.Add(preview.HubTemplateRecheck)
+	gather()
+	root.Generation = 2
+	if err := r.Update(context.Background(), root); err != nil {
+		t.Fatal(err)
+	}
+	gather()
+	if lists != 3 {
+		t.Fatalf("read %d times, want again after a minute and again for a new spec", lists)
 	}
 }
