@@ -488,17 +488,19 @@ func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.P
 	return res.Resolved, resolved, problem, err
 }
 
-// addReplicas finds, as TALM does, a policy placed on a selected cluster whose root status
-// does not list that cluster yet (the propagator replicated it, the status has not caught
-// up): a replicated policy in the cluster's namespace counts, with no compliance state yet
-// (not compliant). It reads the replicas, as metadata, only when a selected cluster is
-// missing from the status.
+// addReplicas finds, as TALM does, a policy placed on selected clusters whose root status
+// lists none of them yet (the propagator replicated it, the status has not caught up): a
+// replicated policy in a cluster's namespace counts, with no compliance state yet (not
+// compliant). It reads the replicas, as metadata, only then: a policy some selected cluster
+// reports on is found without them, and on a large hub most policies are placed on some
+// of a rollout's clusters only.
 func (g gatherer) addReplicas(ctx context.Context, p validate.Policy, selected []string) error {
 	missing := map[string]bool{}
 	for _, c := range selected {
-		if _, ok := p.Compliance[c]; !ok {
-			missing[c] = true
+		if _, ok := p.Compliance[c]; ok {
+			return nil
 		}
+		missing[c] = true
 	}
 	if len(missing) == 0 {
 		return nil
