@@ -17,6 +17,7 @@ func FuzzValidate(f *testing.F) {
 	f.Add("p,p,", "a,,a", "zz,", "ns/p:a,other/p:a,ns/p:")
 	f.Add("p", "a", "", "")
 	f.Add("", "", "", "/:,:::")
+	f.Add(" , ", "0", "", "/ :0") // a name listed twice, resolved once
 	f.Fuzz(func(t *testing.T, managed, selected, canaries string, hub string) {
 		in := Input{ManagedPolicies: split(managed), Selected: split(selected), Canaries: split(canaries)}
 		for _, entry := range split(hub) {
@@ -38,7 +39,9 @@ func FuzzValidate(f *testing.F) {
 			}
 			return
 		}
-		if len(res.Resolved) != len(in.ManagedPolicies) {
+		// A name listed twice counts once.
+		names := unique(in.ManagedPolicies)
+		if len(res.Resolved) != len(names) {
 			t.Fatalf("Validate(%+v) = %+v", in, res)
 		}
 		for i, p := range res.Resolved {
@@ -46,8 +49,8 @@ func FuzzValidate(f *testing.F) {
 			for c := range p.Compliance {
 				placed = placed || strings.Contains(","+selected+",", ","+c+",")
 			}
-			if p.Name != in.ManagedPolicies[i] || !placed {
-				t.Fatalf("resolved %s to %+v", in.ManagedPolicies[i], p)
+			if p.Name != names[i] || !placed {
+				t.Fatalf("resolved %s to %+v", names[i], p)
 			}
 		}
 		_ = DependencyOrder(res.Resolved)
