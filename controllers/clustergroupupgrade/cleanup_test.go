@@ -9,11 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/tests/world"
 )
 
 var _ = Describe("Cleanup", func() {
@@ -62,10 +60,7 @@ var _ = Describe("Hub templates in Copy mode", func() {
 			ObjectMeta: metav1.ObjectMeta{Namespace: policyNS, Name: "site-data"},
 			Data:       map[string]string{"release": to},
 		})).To(Succeed())
-		cv := world.ClusterVersionUpdated(`{{hub fromConfigMap "" "site-data" "release" hub}}`)
-		p := world.NewPolicy(policyNS, "hubtpl-upgrade", policyv1.Inform, world.ConfigPolicy{Name: "hubtpl-cv", Objects: []map[string]any{cv}})
-		Expect(hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "hubtpl"}})).To(Succeed())
-		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveLen(2))
+		p := placeTemplatedPolicy(ctx, "hubtpl", `{{hub fromConfigMap "" "site-data" "release" hub}}`, 2)
 
 		cgu := newCGU("cgu-hubtpl", "upgrade", clusters, 0, p.Name)
 		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy
@@ -82,10 +77,7 @@ var _ = Describe("Hub templates in Copy mode", func() {
 
 	It("refuse a template reading a Secret, naming it", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "secret", 1)
-		cv := world.ClusterVersionUpdated(`{{hub fromSecret "" "creds" "release" hub}}`)
-		p := world.NewPolicy(policyNS, "secret-upgrade", policyv1.Inform, world.ConfigPolicy{Name: "secret-cv", Objects: []map[string]any{cv}})
-		Expect(hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "secret"}})).To(Succeed())
-		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveLen(1))
+		p := placeTemplatedPolicy(ctx, "secret", `{{hub fromSecret "" "creds" "release" hub}}`, 1)
 
 		cgu := newCGU("cgu-secret", "upgrade", clusters, 0, p.Name)
 		cgu.Spec.Enforcement = ranv1alpha1.EnforcementCopy

@@ -45,6 +45,18 @@ func placeUpgradePolicy(ctx context.Context, label string, clusters int) *policy
 	return fleet.MustPlaceUpgradePolicy(ctx, label, clusters, settle)
 }
 
+// placeTemplatedPolicy creates the inform policy <label>-upgrade, whose ClusterVersion
+// desiredUpdate is the hub template release, placed on the fleet label, and waits until its
+// clusters report on it.
+func placeTemplatedPolicy(ctx context.Context, label, release string, clusters int) *policyv1.Policy {
+	GinkgoHelper()
+	cv := world.ClusterVersionUpdated(release)
+	p := world.NewPolicy(policyNS, label+"-upgrade", policyv1.Inform, world.ConfigPolicy{Name: label + "-cv", Objects: []map[string]any{cv}})
+	Expect(hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": label}})).To(Succeed())
+	Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveLen(clusters))
+	return p
+}
+
 // placeVersionPolicy creates an inform policy upgrading to version, placed on the fleet
 // label, and waits until the policy reports on a cluster.
 func placeVersionPolicy(ctx context.Context, label, version string) *policyv1.Policy {

@@ -366,10 +366,7 @@ var _ = Describe("TALM's blocking-mechanisms scenario", func() {
 var _ = Describe("TALM's invalid managed policies", func() {
 	It("refuses a policy whose replica still holds a hub template the propagator could not resolve, naming it in the event, until it resolves", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "talminv", 2)
-		cv := world.ClusterVersionUpdated(`{{hub fromConfigMap "" "talminv-data" "release" hub}}`)
-		p := world.NewPolicy(policyNS, "talminv-upgrade", policyv1.Inform, world.ConfigPolicy{Name: "talminv-cv", Objects: []map[string]any{cv}})
-		Expect(hub.PlacePolicy(ctx, p, metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "talminv"}})).To(Succeed())
-		Eventually(rootCompliance(ctx, p.Name)).WithTimeout(settle).Should(HaveLen(2))
+		p := placeTemplatedPolicy(ctx, "talminv", `{{hub fromConfigMap "" "talminv-data" "release" hub}}`, 2)
 
 		cgu := newCGU("cgu-talminv", "upgrade", clusters, 1, p.Name)
 		fleet.MustCreate(ctx, cgu)
