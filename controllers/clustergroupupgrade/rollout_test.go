@@ -56,7 +56,8 @@ var _ = Describe("A rollout", func() {
 
 			By("nothing is left enforcing, the status and the events tell the story once")
 			Eventually(leftovers(ctx, cgu)).WithTimeout(settle).Should(BeZero())
-			Expect(enforcedOn(ctx, cgu, p.Name)(Default)).To(BeEmpty())
+			// The propagator puts the replicas back to inform once their binding is gone.
+			Eventually(enforcedOn(ctx, cgu, p.Name)).WithTimeout(settle).Should(BeEmpty())
 			final := fleet.Stored(ctx, cgu)(Default)
 			Expect(final.Status.Counts).To(Equal(ranv1alpha1.ClusterCounts{Total: 7, Completed: 7}))
 			Expect(final.Status.CompletedAt).NotTo(BeNil())
