@@ -312,7 +312,7 @@ func (p *pass) setTALMStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus) {
 	st.CopiedPolicies, st.SafeResourceNames = objects.CopiedPolicies, objects.SafeResourceNames
 	st.Status = talm.Progress(d, p.in.Plan, steps, p.endedAt(st).Time)
 	st.Clusters = talm.Clusters(p.compliantAtStart(), p.in.Plan, talm.FinishedFrom(p.recordedFinal(), d, steps), steps)
-	p.setWorkStatus(st.Clusters)
+	p.setWorkStatus(st.Clusters, owner)
 	talm.Shorten(st, shownBatch(st))
 }
 
@@ -320,14 +320,13 @@ func (p *pass) setTALMStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus) {
 // not complete stopped on: from the ManifestWork while it exists, else as the status showed
 // it before (the rollout's cleanup deleted it since). The first
 // ranv1alpha1.ManifestWorkStatusLimit such clusters get one, each bounded by talm.WorkStatus.
-func (p *pass) setWorkStatus(clusters []ranv1alpha1.ClusterFinalState) {
+func (p *pass) setWorkStatus(clusters []ranv1alpha1.ClusterFinalState, owner ownership.Owner) {
 	before := map[string]*workv1.ManifestResourceStatus{}
 	for _, c := range p.before.Clusters {
 		if c.CurrentManifestWork != nil && c.CurrentManifestWork.Status != nil {
 			before[c.Name+"/"+c.CurrentManifestWork.Name] = c.CurrentManifestWork.Status
 		}
 	}
-	owner := ownership.OwnerOf(p.cgu)
 	copied := 0
 	for i := range clusters {
 		cmw := clusters[i].CurrentManifestWork

@@ -505,10 +505,7 @@ func (g gatherer) addReplicas(ctx context.Context, p validate.Policy, selected [
 	if len(missing) == 0 {
 		return nil
 	}
-	r := g.scope.Replicas
-	if r == nil {
-		r = g.r
-	}
+	r := g.replicas()
 	var list metav1.PartialObjectMetadataList
 	list.SetGroupVersionKind(policyv1.GroupVersion.WithKind("PolicyList"))
 	if err := r.List(ctx, &list, client.MatchingLabels{LabelRootPolicy: p.Namespace + "." + p.Name}); err != nil {
@@ -570,10 +567,7 @@ func (g gatherer) unresolvedOn(ctx context.Context, p *policyv1.Policy) ([]strin
 	if on, ok := g.scope.Unresolved.get(p); ok {
 		return on, nil
 	}
-	r := g.scope.Replicas
-	if r == nil {
-		r = g.r
-	}
+	r := g.replicas()
 	var replicas policyv1.PolicyList
 	if err := r.List(ctx, &replicas, client.MatchingLabels{LabelRootPolicy: p.Namespace + "." + p.Name}); err != nil {
 		return nil, fmt.Errorf("listing the replicas of policy %s/%s: %w", p.Namespace, p.Name, err)
@@ -587,6 +581,14 @@ func (g gatherer) unresolvedOn(ctx context.Context, p *policyv1.Policy) ([]strin
 	slices.Sort(on)
 	g.scope.Unresolved.put(p, on)
 	return on, nil
+}
+
+// replicas reads the policies replicated into cluster namespaces (Scope.Replicas).
+func (g gatherer) replicas() client.Reader {
+	if g.scope.Replicas != nil {
+		return g.scope.Replicas
+	}
+	return g.r
 }
 
 // holdsHubTemplate tells whether one of a policy's templates holds a hub template.
