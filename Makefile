@@ -11,7 +11,7 @@ PRECACHE_IMG ?= quay.io/cgu-operator/cgu-operator-precache:latest
 VERSION ?= 0.1.0
 BUNDLE_CHANNELS ?= stable
 BUNDLE_DEFAULT_CHANNEL ?= stable
-BUNDLE_EXAMPLES ?= samples/clustergroupupgrade-minimal.yaml samples/clustergroupupgrade-precache.yaml samples/imagebasedgroupupgrade.yaml
+BUNDLE_EXAMPLES ?= samples/clustergroupupgrade-minimal.yaml samples/clustergroupupgrade-precache.yaml samples/imagebasedgroupupgrade.yaml samples/managedclustersupgrade.yaml
 
 KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker
@@ -59,7 +59,7 @@ FAIL ?=
 MODE ?=
 
 .PHONY: demo
-demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1, DASHBOARD_PORT, MODE=Window|Progressive; KIND=ibgu with FAIL for an image-based group upgrade).
+demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1, DASHBOARD_PORT, MODE=Window|Progressive; KIND=ibgu with FAIL for an image-based group upgrade; KIND=mcu for a release-named upgrade of a mixed fleet).
 	go build -o $(LOCALBIN)/cgu-demo ./cmd/cgu-demo
 	$(LOCALBIN)/cgu-demo --kind=$(KIND) --clusters=$(CLUSTERS) --max-concurrency=$(MAX_CONCURRENCY) \
 		--upgrade-duration=$(UPGRADE_DURATION) --stall=$(STALL) --fail=$(FAIL) --timeout=$(TIMEOUT) --dashboard-port=$(DASHBOARD_PORT) --mode=$(MODE) \

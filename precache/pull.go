@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func parsePullFlags(args []string, stderr io.Writer) (pullOptions, error) {
 	var o pullOptions
 	fs := flag.NewFlagSet("precache pull", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.spec, "spec", "", "JSON file of the precaching spec (required).")
+	fs.StringVar(&o.spec, "spec", "", "The precaching spec (required): a JSON file, or the directory TALM's spec ConfigMap is mounted at (a file per key).")
 	fs.StringVar(&o.run, "run", "", "The run the summary answers, as the hub names it (required).")
 	fs.StringVar(&o.store, "store", "", `Where to pull: "podman" (the node's containers storage) or "oci:DIR" (an OCI layout directory) (required).`)
 	fs.StringVar(&o.authfile, "authfile", defaultAuthfile, "Auth file (docker config format) to pull with; empty for anonymous pulls.")
@@ -197,6 +198,9 @@ func precachePull(ctx context.Context, env pullEnv, o pullOptions, report func(p
 // readSpec reads the precaching spec from its JSON file.
 func readSpec(file string) (ranv1alpha1.PrecachingSpec, error) {
 	var spec ranv1alpha1.PrecachingSpec
+	if info, err := os.Stat(file); err == nil && info.IsDir() {
+		return readSpecDir(file)
+	}
 	data, err := os.ReadFile(filepath.Clean(file))
 	if err != nil {
 		return spec, fmt.Errorf("reading the spec: %w", err)
@@ -205,6 +209,24 @@ func readSpec(file string) (ranv1alpha1.PrecachingSpec, error) {
 		return spec, fmt.Errorf("decoding the spec %s: %w", file, err)
 	}
 	return spec, nil
+}
+
+// readSpecDir reads a spec from the directory TALM's spec ConfigMap is mounted at: a file
+// for each of its keys; a missing key is empty.
+func readSpecDir(dir string) (ranv1alpha1.PrecachingSpec, error) {
+	data := map[string]string{}
+	for _, key := range []string{precache.KeyPlatformImage, precache.KeyIndexes, precache.KeyPackages,
+		precache.KeyExcludePatterns, precache.KeyAdditionalImages, precache.KeySpaceRequired} {
+		raw, err := os.ReadFile(filepath.Join(dir, key))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return ranv1alpha1.PrecachingSpec{}, fmt.Errorf("reading the spec: %w", err)
+		}
+		data[key] = string(raw)
+	}
+	return precache.SpecFromData(data), nil
 }
 
 // retryability says in words whether a failed run may succeed when run again.

@@ -289,6 +289,27 @@ func marshal(spec ranv1alpha1.PrecachingSpec) []byte {
 	return data
 }
 
+// The spec as TALM's spec ConfigMap mounts it, a file per key, pulls what the JSON spec
+// pulls.
+func TestRunPullFromTALMSpecDirectory(t *testing.T) {
+	w := newPullWorld(t, interceptor.Funcs{})
+	dir := filepath.Join(w.dir, "config")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for key, value := range precache.SpecData(w.fixture.Spec()) {
+		if err := os.WriteFile(filepath.Join(dir, key), []byte(value), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := w.options(dir)
+	code, stdout, stderr := w.run(o)
+	if code != precache.ExitOK || stderr != "" {
+		t.Fatalf("exit code %d, stderr %q; want %d and nothing", code, stderr, precache.ExitOK)
+	}
+	checkFirstRun(t, w, o, stdout)
+}
+
 func TestRunPullWithoutReport(t *testing.T) {
 	w := newPullWorld(t, interceptor.Funcs{})
 	o := w.options(w.writeSpec(t, w.fixture.Spec()))

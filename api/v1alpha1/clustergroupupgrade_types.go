@@ -787,7 +787,8 @@ type PrecachingSpec struct {
 	// +kubebuilder:validation:MaxItems=20
 	// +kubebuilder:validation:items:MaxLength=128
 	ExcludePrecachePatterns []string `json:"excludePrecachePatterns,omitempty"`
-	// SpaceRequired is the free space the image store needs, as a quantity ("30Gi").
+	// SpaceRequired is the free space the image store needs, in whole GiB as TALM writes
+	// it ("35", TALM's default when the PreCachingConfig sets none).
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	SpaceRequired string `json:"spaceRequired,omitempty"`

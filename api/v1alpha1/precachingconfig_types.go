@@ -29,8 +29,9 @@ type PreCachingConfigSpec struct {
 	// +optional
 	Overrides PrecacheOverrides `json:"overrides,omitempty"`
 	// SpaceRequired is the free space the spoke's image store must have before pulling,
-	// for example "30Gi". It is checked when the
-	// precache spec is built (condition PrecacheSpecValid).
+	// as a quantity ("30Gi") or as TALM writes it ("30 GiB", "1.5TB"); 35 GiB when unset,
+	// as in TALM. The precache spec holds it in whole GiB, rounded up; it is checked when
+	// the spec is built (condition PrecacheSpecValid).
 	// +optional
 	SpaceRequired string `json:"spaceRequired,omitempty"`
 	// ExcludePrecachePatterns drops every image whose reference contains one of them.

@@ -108,7 +108,11 @@ func (d *demo) startFleet(ctx context.Context, log logr.Logger, out *terminal) e
 	if err != nil {
 		return err
 	}
-	if d.graph, err = graphserver.New(map[string]*updategraph.Graph{channel: g}); err != nil {
+	eus, err := graphserver.NewGraph(eusChannel).Edge(eusFrom, eusHop).Edge(eusHop, toVersion).Edge(fromVersion, toVersion).Build()
+	if err != nil {
+		return err
+	}
+	if d.graph, err = graphserver.New(map[string]*updategraph.Graph{channel: g, eusChannel: eus}); err != nil {
 		return err
 	}
 	d.sim, err = sim.Start(ctx, d.hub, sim.Options{Logger: log, Updates: sim.GraphUpdates(d.graph.URL(), nil)})
@@ -124,9 +128,14 @@ func (d *demo) startFleet(ctx context.Context, log logr.Logger, out *terminal) e
 		clusters[i] = world.Cluster{Name: name, Labels: map[string]string{"demo": "true", "common": "true"}}
 		spokes[i] = sim.SpokeSpec{Name: name, Version: fromVersion, Channel: channel,
 			Behaviour: sim.Behaviour{Duration: d.opts.upgradeDuration, Stall: name == d.opts.stall}}
-		if d.opts.kind == kindIBGU {
+		switch d.opts.kind {
+		case kindIBGU:
 			spokes[i].LifecycleAgent = lifecycleAgent(d.opts.upgradeDuration, name == d.opts.fail)
+		case kindMCU:
+			mcuSpoke(i, &spokes[i])
 		}
+		// The klusterlet's claim of the version the cluster runs.
+		clusters[i].Claims = map[string]string{sim.ClaimVersion: spokes[i].Version}
 	}
 	if err := d.hub.AddClusters(ctx, clusters...); err != nil {
 		return err
@@ -138,6 +147,7 @@ func (d *demo) startOperator() error {
 	opts := operator.DefaultOptions()
 	opts.LeaderElect, opts.MetricsAddr, opts.ProbeAddr = false, "0", "0"
 	opts.SkipNameValidation = true // the demo's tests play it twice in one process
+	opts.UpdateService = d.graph.URL()
 	// The demo's clusters joined long ago: day-one ZTP would only label them ztp-done.
 	opts.ZTP = false
 	mgr, err := operator.New(d.hub.Config, opts)
@@ -163,34 +173,39 @@ func (d *demo) apply(ctx context.Context) error {
 		if err := d.ensureNamespace(ctx, o.GetNamespace()); err != nil {
 			return err
 		}
-		switch o.GetKind() {
-		case "ClusterGroupUpgrade":
-			if d.opts.kind != kindIBGU {
-				d.cgu = client.ObjectKeyFromObject(o)
-			}
-			if err := d.tune(o); err != nil {
-				return err
-			}
-		case "ImageBasedGroupUpgrade":
-			if d.opts.kind == kindIBGU {
-				d.cgu = client.ObjectKeyFromObject(o)
-			}
-			if err := d.tuneSteps(o); err != nil {
-				return err
-			}
+		if err := d.take(o); err != nil {
+			return err
 		}
 		if err := d.hub.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 		}
 	}
 	if d.cgu.Name == "" {
-		kind := "ClusterGroupUpgrade"
-		if d.opts.kind == kindIBGU {
-			kind = "ImageBasedGroupUpgrade"
-		}
+		kind := map[string]string{"": "ClusterGroupUpgrade", kindCGU: "ClusterGroupUpgrade", kindIBGU: "ImageBasedGroupUpgrade", kindMCU: "ManagedClustersUpgrade"}[d.opts.kind]
 		return fmt.Errorf("%s holds no %s", d.opts.samples, kind)
 	}
 	return nil
+}
+
+// take notes the rollout the demo plays, the demo's kind among the manifests, and applies
+// the demo's options to it.
+func (d *demo) take(o *unstructured.Unstructured) error {
+	kinds := map[string]struct {
+		kind string
+		tune func(*unstructured.Unstructured) error
+	}{
+		"ClusterGroupUpgrade":    {kindCGU, d.tune},
+		"ImageBasedGroupUpgrade": {kindIBGU, d.tuneSteps},
+		"ManagedClustersUpgrade": {kindMCU, d.tuneMCU},
+	}
+	k, ok := kinds[o.GetKind()]
+	if !ok {
+		return nil
+	}
+	if d.opts.kind == k.kind || d.opts.kind == "" && k.kind == kindCGU {
+		d.cgu = client.ObjectKeyFromObject(o)
+	}
+	return k.tune(o)
 }
 
 // tune applies the demo's options to the CGU manifest.
@@ -265,7 +280,8 @@ func (d *demo) watch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, o := range []client.Object{&ranv1alpha1.ClusterGroupUpgrade{}, &ranv1alpha1.ClusterGroupUpgradeBatch{}, &lcmv1alpha1.ImageBasedGroupUpgrade{}} {
+	for _, o := range []client.Object{&ranv1alpha1.ClusterGroupUpgrade{}, &ranv1alpha1.ClusterGroupUpgradeBatch{}, &lcmv1alpha1.ImageBasedGroupUpgrade{},
+		&ranv1alpha1.ManagedClustersUpgrade{}} {
 		if _, err := c.GetInformer(ctx, o); err != nil {
 			return err
 		}

@@ -48,8 +48,10 @@ type options struct {
 const (
 	kindCGU     = "cgu"
 	kindIBGU    = "ibgu"
+	kindMCU     = "mcu"
 	samplesCGU  = "samples/demo"
 	samplesIBGU = "samples/demo-ibgu"
+	samplesMCU  = "samples/demo-mcu"
 )
 
 func parseFlags(args []string) (options, error) {
@@ -61,8 +63,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.stall, "stall", "", `A cluster whose upgrade never finishes (for example sno-05), to show a batch timeout.`)
 	fs.IntVar(&o.timeout, "timeout", 0, "The rollout's timeout in minutes (0 keeps the sample's 6).")
 	fs.BoolVar(&o.keep, "keep", false, "Keep the hub running after the rollout and print its KUBECONFIG, until Ctrl-C.")
-	fs.StringVar(&o.samples, "samples", "", "Directory of the demo manifests (default "+samplesCGU+", or "+samplesIBGU+" with --kind=ibgu).")
-	fs.StringVar(&o.kind, "kind", kindCGU, "What to roll out: cgu (a ClusterGroupUpgrade of an upgrade policy) or ibgu (an image-based group upgrade).")
+	fs.StringVar(&o.samples, "samples", "", "Directory of the demo manifests (default "+samplesCGU+", "+samplesIBGU+" with --kind=ibgu, "+samplesMCU+" with --kind=mcu).")
+	fs.StringVar(&o.kind, "kind", kindCGU, "What to roll out: cgu (a ClusterGroupUpgrade of an upgrade policy), ibgu (an image-based group upgrade) or mcu (a release-named upgrade of a mixed fleet).")
 	fs.StringVar(&o.fail, "fail", "", "With --kind=ibgu, a cluster whose Prep fails (for example sno-05), to show AbortOnFailure.")
 	fs.StringVar(&o.mode, "mode", "", "How the clusters after the canaries are remediated: Batches (TALM's, the sample's), Window or Progressive (stages of 1, 2, 4, ...).")
 	fs.BoolVar(&o.plain, "plain", false, "Print plain lines even on a terminal.")
@@ -75,7 +77,7 @@ func parseFlags(args []string) (options, error) {
 		return o, err
 	}
 	if o.samples == "" {
-		o.samples = map[string]string{kindCGU: samplesCGU, kindIBGU: samplesIBGU}[o.kind]
+		o.samples = map[string]string{kindCGU: samplesCGU, kindIBGU: samplesIBGU, kindMCU: samplesMCU}[o.kind]
 	}
 	return o, nil
 }
@@ -116,8 +118,15 @@ func (o options) checkKind() error {
 		if o.mode != "" {
 			return fmt.Errorf("--mode is for --kind=cgu; an image-based group upgrade's steps run in batches")
 		}
+	case kindMCU:
+		switch {
+		case o.fail != "":
+			return fmt.Errorf("--fail is for --kind=ibgu; a release-named upgrade's cluster stalls with --stall")
+		case o.mode != "":
+			return fmt.Errorf("--mode is for --kind=cgu; a release-named upgrade runs in batches")
+		}
 	default:
-		return fmt.Errorf("--kind must be cgu or ibgu, got %q", o.kind)
+		return fmt.Errorf("--kind must be cgu, ibgu or mcu, got %q", o.kind)
 	}
 	return nil
 }
@@ -150,12 +159,17 @@ func run(ctx context.Context, opts options, stdout, stderr io.Writer) int {
 		return 1
 	}
 	var code int
-	if opts.kind == kindIBGU {
-		if code, err = d.playIBGU(ctx); err != nil {
+	switch opts.kind {
+	case kindIBGU, kindMCU:
+		play := d.playIBGU
+		if opts.kind == kindMCU {
+			play = d.playMCU
+		}
+		if code, err = play(ctx); err != nil {
 			out.fail("%v", err)
 			return 1
 		}
-	} else {
+	default:
 		result, err := d.play(ctx)
 		if err != nil {
 			out.fail("%v", err)

@@ -73,6 +73,23 @@ func TestDemo(t *testing.T) {
 			"The plan completed.",
 		},
 	}
+	cases["a release-named upgrade of a mixed fleet"] = struct {
+		opts     options
+		code     int
+		contains []string
+	}{
+		// Upgrades of the demo's default length: a cluster's second update must not end
+		// before the hub has stopped enforcing its first (see docs/mcu.md, "Not yet").
+		opts: options{clusters: 6, maxConcurrency: 3, upgradeDuration: 8 * time.Second, kind: kindMCU,
+			samples: "../../samples/demo-mcu", plain: true},
+		code: 0,
+		contains: []string{
+			"Planned: update 1 to 4.15.40 (2 clusters), update 1 to 4.16.12 (4 clusters), update 2 to 4.16.12 (2 clusters); ClusterGroupUpgrade to-4.16.12 rolls it out",
+			"6/6 on 4.16.12, 0 upgrading, 0 failed, 0 held",
+			"Release:      4.16.12 in channel eus-4.16",
+			"Every cluster runs 4.16.12.",
+		},
+	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -103,12 +120,14 @@ func TestFlags(t *testing.T) {
 		"negative timeout":   {args: []string{"--timeout=-1"}, err: "--timeout must not be negative, got -1"},
 		"stall in the fleet": {args: []string{"--clusters=5", "--stall=sno-05"}},
 		"an IBGU failing":    {args: []string{"--kind=ibgu", "--fail=sno-03"}},
-		"unknown kind":       {args: []string{"--kind=policy"}, err: `--kind must be cgu or ibgu, got "policy"`},
+		"unknown kind":       {args: []string{"--kind=policy"}, err: `--kind must be cgu, ibgu or mcu, got "policy"`},
 		"fail without ibgu":  {args: []string{"--fail=sno-03"}, err: "--fail is for --kind=ibgu; a ClusterGroupUpgrade's cluster stalls with --stall"},
 		"unknown failing":    {args: []string{"--kind=ibgu", "--fail=sno-99"}, err: `--fail "sno-99" is not one of sno-01 to sno-12`},
 		"a window":           {args: []string{"--mode=Window"}},
 		"unknown mode":       {args: []string{"--mode=Waves"}, err: `--mode must be Batches, Window or Progressive, got "Waves"`},
 		"a mode for an IBGU": {args: []string{"--kind=ibgu", "--mode=Window"}, err: "--mode is for --kind=cgu; an image-based group upgrade's steps run in batches"},
+		"an MCU":             {args: []string{"--kind=mcu"}},
+		"a mode for an MCU":  {args: []string{"--kind=mcu", "--mode=Window"}, err: "--mode is for --kind=cgu; a release-named upgrade runs in batches"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

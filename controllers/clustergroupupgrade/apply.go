@@ -2,13 +2,17 @@ package clustergroupupgrade
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
+	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
+	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,6 +26,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
 	"github.com/cgu-operator/cgu-operator/pkg/spokeobjects"
+	"github.com/cgu-operator/cgu-operator/pkg/talmjob"
 	"github.com/cgu-operator/cgu-operator/pkg/views"
 )
 
@@ -279,13 +284,92 @@ func (r *Reconciler) applySpoke(ctx context.Context, s *scope) error {
 			return fmt.Errorf("starting spoke Job %s on %s: %w", j.Name, j.Cluster, err)
 		}
 	}
+	for _, in := range sp.Prestart {
+		if err := r.writePrestart(ctx, in); err != nil {
+			return err
+		}
+	}
 	for _, w := range sp.Works {
 		if err := r.makeWork(ctx, s, w); err != nil {
 			return err
 		}
 	}
-	if n := len(sp.Views) + len(sp.Jobs) + len(sp.Works); n > 0 {
-		s.log.V(1).Info("Spoke-side objects ensured", "views", len(sp.Views), "jobs", len(sp.Jobs), "manifestWorks", len(sp.Works))
+	if n := len(sp.Views) + len(sp.Jobs) + len(sp.Prestart) + len(sp.Works); n > 0 {
+		s.log.V(1).Info("Spoke-side objects ensured", "views", len(sp.Views), "jobs", len(sp.Jobs), "prestart", len(sp.Prestart),
+			"manifestWorks", len(sp.Works))
+	}
+	return nil
+}
+
+// applySettled clears the pre-caching and backup Jobs that succeeded (cgu.Spoke Settled),
+// once the status that records their success is on the hub.
+func (r *Reconciler) applySettled(ctx context.Context, s *scope) error {
+	for _, in := range s.in.Spoke.Settled {
+		if err := r.writePrestart(ctx, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writePrestart writes one cluster's views and actions of a pre-caching or backup Job: the
+// deletions first, then what is made. One of the name that exists already with no owner's
+// labels (TALM's, of a pre-cache or backup it began) is adopted: it gets the rollout's
+// labels, so that the cache, which holds labelled objects only, shows it from then on. The
+// actions that remove a Job from its spoke carry no owner's labels and are never adopted.
+func (r *Reconciler) writePrestart(ctx context.Context, in talmjob.Intents) error {
+	w := spokeobjects.Writer{Client: r.Client}
+	var errs []error
+	for _, name := range in.DeleteActions {
+		errs = append(errs, w.Delete(ctx, &actionv1beta1.ManagedClusterAction{ObjectMeta: metav1.ObjectMeta{Namespace: in.Cluster, Name: name}}))
+	}
+	for _, name := range in.DeleteViews {
+		errs = append(errs, w.Delete(ctx, &viewv1beta1.ManagedClusterView{ObjectMeta: metav1.ObjectMeta{Namespace: in.Cluster, Name: name}}))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, a := range in.Actions {
+		made, err := w.CreateAction(ctx, a)
+		if _, _, owned := ownership.Of(a.Labels); err == nil && !made && owned {
+			err = r.adopt(ctx, &actionv1beta1.ManagedClusterAction{}, a)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, v := range in.Views {
+		made, err := w.CreateView(ctx, v)
+		if err == nil && !made {
+			err = r.adopt(ctx, &viewv1beta1.ManagedClusterView{}, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// adopt puts want's labels on the stored object of its name when the cache does not show
+// it: the cache holds the objects with an owner's labels only, so this one has none (TALM
+// made it), or it is so new that the cache has not seen it yet (then it gets the labels it
+// has). stored is an empty object of its kind. A merge patch adds the labels and keeps the
+// others; no read of the API server is needed.
+func (r *Reconciler) adopt(ctx context.Context, stored, want client.Object) error {
+	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), stored); {
+	case err == nil:
+		return nil
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	raw, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": want.GetLabels()}})
+	if err != nil {
+		return err
+	}
+	stored.SetNamespace(want.GetNamespace())
+	stored.SetName(want.GetName())
+	if err := r.Client.Patch(ctx, stored, client.RawPatch(types.MergePatchType, raw)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("adopting %s/%s: %w", want.GetNamespace(), want.GetName(), err)
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/policies"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
 	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
@@ -72,6 +73,10 @@ type Reconciler struct {
 	// replicas of a policy are read at most once a minute (preview.UnresolvedCache); nil
 	// reads them on every pass.
 	Unresolved *preview.UnresolvedCache
+	// Releases remembers the replicas of intermediate policies the hub showed released from
+	// the clusters past them, so that each is read once it is (policies.Releases); nil reads
+	// them on every pass.
+	Releases *policies.Releases
 	// DefaultEnforcement is how a rollout without spec.enforcement enforces its policies
 	// (the operator resolves --default-enforcement at start); empty is Copy.
 	DefaultEnforcement ranv1alpha1.EnforcementMode
@@ -108,7 +113,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=ran.openshift.io,resources=precachingconfigs,verbs=list;watch
 // +kubebuilder:rbac:groups=view.open-cluster-management.io,resources=managedclusterviews,verbs=list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=action.open-cluster-management.io,resources=managedclusteractions,verbs=list;watch;create;delete
+// +kubebuilder:rbac:groups=action.open-cluster-management.io,resources=managedclusteractions,verbs=list;watch;create;patch;delete
 
 // Reconcile runs one pass over a ClusterGroupUpgrade (reconcile). An error met because the
 // manager is stopping (its context canceled) is not an error of the rollout: the pass is
@@ -128,6 +133,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, upgrade); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.Forget(req.String())
+			r.Releases.Forget(ownership.Owner{Namespace: req.Namespace, Name: req.Name})
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -153,12 +159,21 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		s.log.V(1).Info("Waiting", "for", s.wait.reason, "requeueAfter", s.wait.after)
 		return ctrl.Result{RequeueAfter: s.wait.after}, nil
 	}
-	if err := r.patchStatus(ctx, s); err != nil {
+	deferred, err := r.patchStatus(ctx, s)
+	if err != nil {
 		if apierrors.IsConflict(err) {
 			return r.conflict(s, err)
 		}
 		r.Metrics.RemediationError(metrics.OperationStatus)
 		return ctrl.Result{}, err
+	}
+	if !deferred {
+		// A failure here is not written to the status, which already records the pass: the
+		// event says it, the pass is retried, and the rollout's cleanup removes what is left.
+		if err := r.applySettled(ctx, s); err != nil {
+			r.failed(s, err)
+			return ctrl.Result{}, err
+		}
 	}
 	r.emitEvents(s)
 	r.logTransitions(s)

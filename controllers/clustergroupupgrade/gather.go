@@ -10,7 +10,9 @@ import (
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,12 +25,14 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
+	"github.com/cgu-operator/cgu-operator/pkg/policies"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/talmjob"
 	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
@@ -62,20 +66,21 @@ type gatherer struct {
 	// precacheCap is true when pre-caching has a hub-wide cap: the other rollouts' count.
 	precacheCap bool
 	unresolved  *preview.UnresolvedCache
+	releases    *policies.Releases
 }
 
 func (r *Reconciler) gatherer() gatherer {
 	return gatherer{cache: r.Client, api: r.Reader, expect: &r.expect, lagNow: r.lagNow, unserved: r.Unserved,
 		policyNamespaces: r.PolicyNamespaces, tenancy: r.Tenancy, defaultEnforcement: r.DefaultEnforcement, graphs: r.Graphs,
 		updateService: r.UpdateService, spokeImage: r.SpokeImage, precacheTimeout: r.PrecacheTimeout,
-		precacheCap: r.MaxConcurrentPrecaching > 0, unresolved: r.Unresolved}
+		precacheCap: r.MaxConcurrentPrecaching > 0, unresolved: r.Unresolved, releases: r.Releases}
 }
 
 // steps are the gather steps in order: each reads what the ones before found (the records
 // tell whether the rollout started; the plan tells whose Jobs and checks to read).
 func (g gatherer) steps() []func(context.Context, *scope) error {
-	return []func(context.Context, *scope) error{g.records, g.start, g.frozen, g.others, g.precache, g.backup, g.checks,
-		g.health, g.works, g.installPlans}
+	return []func(context.Context, *scope) error{g.records, g.start, g.frozen, g.released, g.others, g.precache, g.backup,
+		g.checks, g.health, g.works, g.installPlans}
 }
 
 // records reads the batch records, and waits while the cache does not show the operator's
@@ -175,6 +180,44 @@ func (g gatherer) frozen(ctx context.Context, s *scope) error {
 	}
 	f.Plan = p
 	g.progress(s)
+	return nil
+}
+
+// released reads, for the clusters of the current batch past an intermediate managed
+// policy (a path's intermediate update), whether the hub still enforces that policy on
+// them: their replica of it, from the API server, until it shows released (policies
+// Releases remembers those). Rollouts without intermediate policies read nothing.
+func (g gatherer) released(ctx context.Context, s *scope) error {
+	f := &s.facts
+	if !f.Started || !slices.ContainsFunc(f.Roots, cgu.Intermediate) {
+		return nil
+	}
+	mode := rollout.Enforcement(s.cgu.Spec.Enforcement, s.before.Enforcement, f.Started, g.defaultEnforcement)
+	var asked []policies.Enforced
+	index := map[policies.Enforced]int{}
+	for name, c := range f.Progress.Clusters {
+		if c.State != ranv1alpha1.ClusterInProgress {
+			continue
+		}
+		for j := 0; j < c.Policy && j < len(f.Roots); j++ {
+			if root := f.Roots[j]; cgu.Intermediate(root) {
+				e := policies.EnforcedOn(s.owner, mode, root.Namespace, root.Name, name)
+				asked, index[e] = append(asked, e), j
+			}
+		}
+	}
+	released, err := g.releases.Released(ctx, g.api, s.owner, asked)
+	if err != nil {
+		return err
+	}
+	f.Released = map[int]map[string]bool{}
+	for e := range released {
+		j := index[e]
+		if f.Released[j] == nil {
+			f.Released[j] = map[string]bool{}
+		}
+		f.Released[j][e.Cluster] = true
+	}
 	return nil
 }
 
@@ -287,30 +330,49 @@ func (g gatherer) precache(ctx context.Context, s *scope) error {
 	if !pf.Result.Valid {
 		return nil
 	}
-	job := func(c string) spokejob.Job {
-		return spokecheck.PrecacheJob(s.cgu, c, pf.Result.Spec, g.spokeImage, g.precacheTimeout)
+	interval := talmjob.UpdateInterval(s.facts.Plan.Clusters())
+	work := func(c string) talmjob.Work {
+		return spokecheck.PrecacheWork(s.cgu, c, pf.Result.Spec, g.spokeImage, g.precacheTimeout, interval)
 	}
-	if pf.Jobs, err = g.jobs(ctx, s.facts.Plan, job, spokecheck.PrecacheObservation); err != nil {
+	var kept map[string]string
+	if s.before.Precaching != nil {
+		kept = s.before.Precaching.Status
+	}
+	if pf.Jobs, err = g.jobs(ctx, s.facts.Plan, talmjob.Precache, work, kept); err != nil {
 		return err
 	}
 	pf.Elsewhere, err = g.precachingElsewhere(ctx, s.cgu)
 	return err
 }
 
-// jobs reads what the hub sees of each planned cluster's Job.
-func (g gatherer) jobs(ctx context.Context, p plan.Plan, job func(cluster string) spokejob.Job,
-	read func(context.Context, spokejob.Reader, spokejob.Job) (prestart.Observation, error)) (cgu.Jobs, error) {
-	out := cgu.Jobs{Jobs: map[string]spokejob.Job{}, Observed: map[string]prestart.Observation{}}
-	reader := spokejob.Reader{Client: g.cache}
+// jobs reads, for each planned cluster, the views of its pre-start Job by the protocol's
+// names and whether it is available, with the state the status kept.
+func (g gatherer) jobs(ctx context.Context, p plan.Plan, proto talmjob.Protocol, work func(cluster string) talmjob.Work,
+	kept map[string]string) (cgu.Jobs, error) {
+	out := cgu.Jobs{Work: map[string]talmjob.Work{}, Views: map[string]map[string]talmjob.View{}, Available: map[string]bool{},
+		Kept: kept}
 	for _, b := range p.Batches {
 		for _, c := range b.Clusters {
 			out.Order = append(out.Order, c)
-			out.Jobs[c] = job(c)
-			obs, err := read(ctx, reader, out.Jobs[c])
-			if err != nil {
-				return out, err
+			out.Work[c] = work(c)
+			views := map[string]talmjob.View{}
+			for _, name := range proto.Views() {
+				var v viewv1beta1.ManagedClusterView
+				err := g.cache.Get(ctx, client.ObjectKey{Namespace: c, Name: name}, &v)
+				switch {
+				case apierrors.IsNotFound(err):
+					continue
+				case err != nil:
+					return out, fmt.Errorf("reading the view %s of %s: %w", name, c, err)
+				}
+				views[name] = talmjob.ReadView(&v, name == proto.JobView)
 			}
-			out.Observed[c] = obs
+			out.Views[c] = views
+			var mc clusterv1.ManagedCluster
+			if err := g.cache.Get(ctx, client.ObjectKey{Name: c}, &mc); client.IgnoreNotFound(err) != nil {
+				return out, fmt.Errorf("reading the managed cluster %s: %w", c, err)
+			}
+			out.Available[c] = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
 		}
 	}
 	return out, nil
@@ -331,7 +393,11 @@ func (g gatherer) precachingElsewhere(ctx context.Context, upgrade *ranv1alpha1.
 		if other.UID == upgrade.UID || other.Status.Precaching == nil {
 			continue
 		}
-		n += other.Status.Precaching.Counts[string(prestart.Starting)] + other.Status.Precaching.Counts[string(prestart.Active)]
+		for state, count := range other.Status.Precaching.Counts {
+			if prestart.State(state).Running() {
+				n += count
+			}
+		}
 	}
 	return n, nil
 }
@@ -417,12 +483,13 @@ func (g gatherer) backup(ctx context.Context, s *scope) error {
 		return nil
 	}
 	bf := &cgu.Backup{}
+	var kept map[string]string
 	if b := s.before.Backup; b != nil {
-		bf.Kept, bf.StartedAt = b.Status, b.StartedAt
+		bf.StartedAt, kept = b.StartedAt, b.Status
 	}
-	job := func(c string) spokejob.Job { return spokecheck.BackupJob(s.cgu, c, g.spokeImage) }
+	work := func(c string) talmjob.Work { return spokecheck.BackupWork(s.cgu, c, g.spokeImage) }
 	var err error
-	bf.Jobs, err = g.jobs(ctx, s.facts.Plan, job, spokecheck.BackupObservation)
+	bf.Jobs, err = g.jobs(ctx, s.facts.Plan, talmjob.Backup, work, kept)
 	s.facts.Backup = bf
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	configv1 "github.com/openshift/api/config/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
@@ -15,6 +16,7 @@ import (
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/ibgu"
+	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 	"github.com/cgu-operator/cgu-operator/tests/world/realspoke"
@@ -93,5 +95,35 @@ var _ = Describe("An image-based group upgrade on a real spoke", func() {
 		Expect(unstructured.SetNestedField(ibu.Object, sim.StageRollback, "spec", "stage")).To(Succeed())
 		err = spoke.Client().Update(ctx, ibu)
 		Expect(err).To(MatchError(ContainSubstring("the stage may only change to one of status.validNextStages")))
+	})
+})
+
+var _ = Describe("A release-named upgrade on a real spoke", func() {
+	It("takes a spoke running the real config-policy-controller through both updates of its path", func(ctx SpecContext) {
+		const name = "real-mcu-1"
+		Expect(hub.AddClusters(ctx, world.Cluster{Name: name, Labels: map[string]string{"fleet": "real-mcu"},
+			Claims: map[string]string{sim.ClaimVersion: harness.EUSFrom}})).To(Succeed())
+		spoke, err := realspoke.Start(ctx, realspoke.Options{HubConfig: hub.Config, ClusterName: name, Version: harness.EUSFrom, Channel: harness.EUSChannel,
+			Behaviour: sim.Behaviour{Duration: mcuUpdate}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(spoke.Stop)
+
+		m := newMCU("mcu-real", "real-mcu")
+		createMCU(ctx, m)
+		Eventually(func(g Gomega) bool {
+			return meta.IsStatusConditionTrue(storedMCU(ctx, m)(g).Status.Conditions, ranv1alpha1.MCUConditionComplete)
+		}).WithTimeout(3 * settle).Should(BeTrue())
+		Expect(realVersion(ctx, spoke)(Default)).To(Equal(harness.To))
+		cv := &configv1.ClusterVersion{}
+		Expect(spoke.Client().Get(ctx, client.ObjectKey{Name: realspoke.ClusterVersionName}, cv)).To(Succeed())
+		var history []string
+		for _, h := range cv.Status.History {
+			history = append(history, h.Version)
+		}
+		Expect(history).To(Equal([]string{harness.To, harness.EUSHop, harness.EUSFrom}))
+		Expect(cv.Spec.Channel).To(Equal(harness.EUSChannel))
+		Expect(storedMCU(ctx, m)(Default).Status.ClustersSummary).To(Equal(&ranv1alpha1.ClustersSummary{Total: 1, Initialized: 1, Complete: 1}))
+		Eventually(state(ctx, &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}})).
+			WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
 	})
 })

@@ -23,23 +23,24 @@ const EventRemediationError = "RemediationFailed"
 const eventAction = "Rollout"
 
 // patchStatus writes the status the decision computed, when it changed; a change that is
-// only clusters moving on waits for the pacing interval.
-func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
+// only clusters moving on waits for the pacing interval (deferred is then true: the hub does
+// not hold the decision's status yet).
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope) (deferred bool, err error) {
 	st := &s.in.Status // the decision's own value: nothing else holds it
 	if equality.Semantic.DeepEqual(*st, s.before) {
-		return nil
+		return false, nil
 	}
 	if rollout.StatusProgressOnly(&s.before, st, s.cgu.Spec.BatchSoak != nil) && s.deferWrite(r.expect.progressDue(s.cgu), r.lagNow()) {
-		return nil
+		return true, nil
 	}
 	// A whole-status update, checked against the resourceVersion read: the status is
 	// computed from everything read since, and is written whole or not at all.
 	s.cgu.Status = *st
 	if err := r.Client.Status().Update(ctx, s.cgu); err != nil {
-		return fmt.Errorf("patching status: %w", err)
+		return false, fmt.Errorf("patching status: %w", err)
 	}
 	r.expect.wrote(s.cgu, r.lagNow())
-	return nil
+	return false, nil
 }
 
 // patchFailure writes, after a phase failed, the status as read with the Reconciled

@@ -40,6 +40,9 @@ const (
 	clusterIndex = "selection.clusters"
 	// placementIndex indexes ClusterGroupUpgrades by their spec.placementRef.
 	placementIndex = "spec.placementRef"
+	// precachingConfigIndex indexes ClusterGroupUpgrades that have not started by
+	// "namespace/name" of their spec.preCachingConfigRef.
+	precachingConfigIndex = "spec.preCachingConfigRef"
 )
 
 // selectorKey is the clusterIndex value of ClusterGroupUpgrades whose selection depends on
@@ -84,6 +87,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		WatchesMetadata(managedCluster, handler.EnqueueRequestsFromMapFunc(r.selectingCluster),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete{}))).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.usingPlacement)).
+		// A PreCachingConfig made or changed after the rollout that names it (TALM's
+		// pre-caching-with-configs scenario) is read at once.
+		Watches(&ranv1alpha1.PreCachingConfig{}, handler.EnqueueRequestsFromMapFunc(r.usingPrecachingConfig),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, createOrDelete{}))).
 		// Someone else's edit or deletion of a Placement or PlacementBinding the rollout
 		// enforces with is put back at once, not at the rollout's next event.
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.viewOwner),
@@ -114,6 +121,17 @@ func (r *Reconciler) index(ctx context.Context, mgr ctrl.Manager) error {
 				return nil
 			}
 			return []string{c.Namespace + "/" + c.Spec.PlacementRef.Name}
+		},
+		precachingConfigIndex: func(c *ranv1alpha1.ClusterGroupUpgrade) []string {
+			ref := c.Spec.PreCachingConfigRef
+			if !c.Spec.PreCaching || ref.Name == "" || c.Status.StartedAt != nil {
+				return nil
+			}
+			namespace := ref.Namespace
+			if namespace == "" {
+				namespace = c.Namespace
+			}
+			return []string{namespace + "/" + ref.Name}
 		},
 	}
 	for name, f := range recordIndexes() {
@@ -184,6 +202,10 @@ func (r *Reconciler) usingPlacement(ctx context.Context, o client.Object) []reco
 		return nil
 	}
 	return r.lookup(ctx, placementIndex, o.GetNamespace()+"/"+placement)
+}
+
+func (r *Reconciler) usingPrecachingConfig(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.lookup(ctx, precachingConfigIndex, o.GetNamespace()+"/"+o.GetName())
 }
 
 // stateChanged passes ClusterGroupUpgrades whose state changed, for those they block.

@@ -374,6 +374,9 @@ var _ = Describe("ManifestWork rollouts", func() {
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Status.CurrentBatchRemediationProgress",
 			HaveKeyWithValue(clusters[0], PointTo(And(HaveField("State", ranv1alpha1.RemediationInProgress), HaveField("ManifestWorkIndex", PointTo(Equal(0))))))))
 		Expect(talmConditions(ctx, cgu)(Default)).To(Equal([]string{selected, validated, "Progressing True InProgress"}))
+		// The work agent reports the Job applied before the timeout, so the ended status has it to keep.
+		Eventually(workOf(ctx, cgu, manifestwork.RoleStep, "prep", clusters[0])).WithTimeout(settle).Should(HaveField("Status.ResourceStatus.Manifests",
+			ContainElement(And(HaveField("ResourceMeta.Kind", "Job"), HaveField("Conditions", ContainElement(HaveField("Type", workv1.WorkApplied)))))))
 
 		timeoutZero(ctx, cgu)
 		Eventually(talmConditions(ctx, cgu)).WithTimeout(settle).Should(Equal(timedOut))

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/pkg/backup/recovery"
 	"github.com/cgu-operator/cgu-operator/pkg/prestart"
+	"github.com/cgu-operator/cgu-operator/pkg/talmjob"
 )
 
 // Timeouts (TALM's).
@@ -25,25 +25,8 @@ const (
 // states.
 var Kind = prestart.Kind{
 	Noun: "Backup", Job: "backup", JobDeadline: JobDeadline, Overall: Overall,
-	Words: map[prestart.State]string{prestart.NotStarted: "PreparingToStart", prestart.Timeout: "BackupTimeout",
-		prestart.Failed: "UnrecoverableError"},
+	Words:      map[prestart.State]string{prestart.Timeout: talmjob.Backup.Timeout, prestart.Failed: talmjob.Failed},
 	Completed:  ranv1alpha1.ReasonBackupCompleted,
 	Failed:     ranv1alpha1.ReasonBackupFailed,
 	InProgress: "Backup in progress: %d of %d clusters done",
-}
-
-// Observed adds to what the hub sees of a cluster's backup Job what the program's summary of
-// this run says (nil before it wrote one).
-func Observed(o prestart.Observation, sum *recovery.Summary) prestart.Observation {
-	if sum == nil {
-		return o
-	}
-	o.Summarized = true
-	if sum.Phase == recovery.PhaseSucceeded {
-		o.Succeeded, o.Note = true, sum.Note
-	}
-	if sum.Phase == recovery.PhaseFailed && !sum.Retryable {
-		o.Unrecoverable = sum.Error
-	}
-	return o
 }

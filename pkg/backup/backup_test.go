@@ -7,40 +7,26 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
-	"github.com/cgu-operator/cgu-operator/pkg/backup/recovery"
 	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 )
 
-// A cluster's backup as the hub sees its Job and the program's summary.
-func TestObserved(t *testing.T) {
-	done := &recovery.Summary{Phase: recovery.PhaseSucceeded}
-	noRoom := &recovery.Summary{Phase: recovery.PhaseFailed, Error: "insufficient disk space in /var/recovery"}
-	retrying := &recovery.Summary{Phase: recovery.PhaseFailed, Error: "etcdctl: timeout", Retryable: true}
-	saving := &recovery.Summary{Phase: recovery.PhaseSaving}
-	asked, running := prestart.Observation{Requested: true}, prestart.Observation{Requested: true, Running: true}
+// The reasons of a backup that failed or timed out.
+func TestReason(t *testing.T) {
 	for name, tc := range map[string]struct {
-		o      prestart.Observation
-		sum    *recovery.Summary
-		past   bool
 		state  prestart.State
+		detail string
+		past   bool
 		reason string
 	}{
-		"nothing asked":                     {state: prestart.NotStarted},
-		"asked":                             {o: asked, state: prestart.Starting},
-		"running":                           {o: running, state: prestart.Active},
-		"saving":                            {o: asked, sum: saving, state: prestart.Active},
-		"a failure another attempt may fix": {o: running, sum: retrying, state: prestart.Active},
-		"done":                              {sum: done, state: prestart.Succeeded},
-		"done, late":                        {sum: done, past: true, state: prestart.Succeeded},
-		"done, with a note":                 {sum: &recovery.Summary{Phase: recovery.PhaseSucceeded, Note: "a restore runs"}, state: prestart.Succeeded, reason: "a restore runs"},
-		"no room":                           {sum: noRoom, state: prestart.Failed, reason: "insufficient disk space"},
-		"the Job failed":                    {o: prestart.Observation{Failed: "BackoffLimitExceeded"}, state: prestart.Failed, reason: "BackoffLimitExceeded"},
-		"past its deadline":                 {o: prestart.Observation{Failed: "DeadlineExceeded", DeadlineExceeded: true}, state: prestart.Timeout, reason: "deadline (8m0s)"},
-		"past the overall timeout":          {o: running, past: true, state: prestart.Timeout, reason: "did not end within 20m0s"},
+		"the Job failed":           {state: prestart.Failed, reason: "the backup Job failed"},
+		"a view failed":            {state: prestart.Failed, detail: "the view of the Job backup-agent: forbidden", reason: "forbidden"},
+		"past its deadline":        {state: prestart.Timeout, reason: "deadline (8m0s)"},
+		"past the overall timeout": {state: prestart.Timeout, past: true, reason: "did not end within 20m0s"},
+		"succeeded":                {state: prestart.Succeeded},
 	} {
-		state, reason := Kind.Of(Observed(tc.o, tc.sum), tc.past)
-		if state != tc.state || !strings.Contains(reason, tc.reason) {
-			t.Errorf("%s: %s %q, want %s with %q", name, state, reason, tc.state, tc.reason)
+		reason := Kind.Reason(tc.state, tc.detail, tc.past)
+		if !strings.Contains(reason, tc.reason) || (tc.reason == "") != (reason == "") {
+			t.Errorf("%s: %q, want %q", name, reason, tc.reason)
 		}
 	}
 }
@@ -67,7 +53,7 @@ func TestKind(t *testing.T) {
 	if _, _, m := Kind.Condition(map[string]prestart.State{"a": prestart.Active}); m != "Backup in progress: 0 of 1 clusters done" {
 		t.Errorf("message %q", m)
 	}
-	words := map[prestart.State]string{prestart.NotStarted: "PreparingToStart", prestart.Starting: "Starting", prestart.Active: "Active",
+	words := map[prestart.State]string{prestart.NotStarted: "NotStarted", prestart.Preparing: "PreparingToStart", prestart.Starting: "Starting", prestart.Active: "Active",
 		prestart.Succeeded: "Succeeded", prestart.Timeout: "BackupTimeout", prestart.Failed: "UnrecoverableError"}
 	for s, w := range words {
 		if Kind.Word(s) != w || Kind.StateOf(w) != s {

@@ -27,6 +27,17 @@ import (
 // it before moving on (TALM's name).
 const SoakAnnotation = "ran.openshift.io/soak-seconds"
 
+// IntermediateAnnotation ("true") on a managed policy says a later managed policy
+// supersedes it, as the second update of a path supersedes the first: a cluster that went
+// past it need not stay compliant with it for the rollout to complete. An addition to TALM.
+const IntermediateAnnotation = "ran.openshift.io/intermediate"
+
+// Intermediate reports whether a managed policy is an intermediate update of a path
+// (IntermediateAnnotation).
+func Intermediate(p *policyv1.Policy) bool {
+	return p != nil && p.Annotations[IntermediateAnnotation] == "true"
+}
+
 // pass is one decision in the making: the facts, and what each step decided so far. Each
 // step reads what the steps before it decided; none goes back.
 type pass struct {
@@ -191,7 +202,7 @@ func (p *pass) decide() {
 	f := rollout.Facts{
 		Now: p.now, Enabled: enabled(cgu), Blocked: p.f.Start.Blocked,
 		Plan: p.in.Plan, Abort: cgu.Spec.BatchTimeoutAction == ranv1alpha1.BatchTimeoutAbort,
-		Policies: p.stepFacts(policyFacts(p.f.Roots)), Progress: p.f.Progress,
+		Policies: p.stepFacts(policyFacts(p.f.Roots, p.f.Released)), Progress: p.f.Progress,
 	}
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
 		f.TimeoutMinutes = rs.Timeout
@@ -236,8 +247,9 @@ func (p *pass) capacity() *int {
 }
 
 // policyFacts are what each managed policy says of the clusters: compliance on the root
-// policy's status, and the soak it asks for.
-func policyFacts(roots []*policyv1.Policy) []rollout.PolicyFacts {
+// policy's status, the soak it asks for, and, for an intermediate one, the clusters the hub
+// released from it.
+func policyFacts(roots []*policyv1.Policy, released map[int]map[string]bool) []rollout.PolicyFacts {
 	out := make([]rollout.PolicyFacts, len(roots))
 	for i, p := range roots {
 		if p == nil {
@@ -247,6 +259,8 @@ func policyFacts(roots []*policyv1.Policy) []rollout.PolicyFacts {
 		if seconds, err := strconv.Atoi(p.Annotations[SoakAnnotation]); err == nil && seconds > 0 {
 			out[i].Soak = time.Duration(seconds) * time.Second
 		}
+		out[i].Intermediate = Intermediate(p)
+		out[i].Released = released[i]
 	}
 	return out
 }

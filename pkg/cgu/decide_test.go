@@ -1,12 +1,14 @@
 package cgu
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,10 +23,10 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
-	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/talmjob"
 	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 )
@@ -261,53 +263,79 @@ func TestDecideDisabledStartsNothing(t *testing.T) {
 	}
 }
 
-// precacheFacts: pre-caching asked for, its spec valid, each cluster's Job as observed.
-func precacheFacts(observed map[string]prestart.Observation) Facts {
+// precacheFacts: pre-caching asked for, its spec valid, each cluster's state as the status
+// kept it, no view on the hub, every cluster available.
+func precacheFacts(kept map[string]string) Facts {
 	f := fresh()
 	f.Upgrade.Spec.PreCaching = true
-	order := []string{"c1", "c2", "c3"}
-	jobs := Jobs{Order: order, Jobs: map[string]spokejob.Job{}, Observed: map[string]prestart.Observation{}}
-	for _, c := range order {
-		jobs.Jobs[c] = spokejob.Job{Cluster: c, Name: "precache"}
-		jobs.Observed[c] = observed[c]
-	}
-	f.Precache = &Precache{Result: precache.Result{Valid: true, Reason: ranv1alpha1.ReasonPrecacheSpecIsWellFormed}, Jobs: jobs}
+	f.Precache = &Precache{Result: precache.Result{Valid: true, Reason: ranv1alpha1.ReasonPrecacheSpecIsWellFormed},
+		Jobs: prestartJobs([]string{"c1", "c2", "c3"}, kept)}
 	return f
 }
 
-var (
-	succeeded = prestart.Observation{Summarized: true, Succeeded: true}
-	failed    = prestart.Observation{Failed: "image pull failed"}
-	running   = prestart.Observation{Requested: true, Running: true}
+func prestartJobs(order []string, kept map[string]string) Jobs {
+	jobs := Jobs{Order: order, Work: map[string]talmjob.Work{}, Views: map[string]map[string]talmjob.View{},
+		Available: map[string]bool{}, Kept: kept}
+	for _, c := range order {
+		jobs.Work[c] = talmjob.Work{Cluster: c}
+		jobs.Available[c] = true
+	}
+	return jobs
+}
+
+// TALM's words for the states.
+const (
+	succeeded = talmjob.Succeeded
+	failed    = talmjob.Failed
+	running   = talmjob.Active
 )
+
+// prestartClusters are the clusters the decision wrote the protocol's views and actions
+// for, in order.
+func prestartClusters(in Intents, proto talmjob.Protocol) []string {
+	var out []string
+	for _, w := range in.Spoke.Prestart {
+		if slices.Contains(w.DeleteViews, proto.JobView) || slices.ContainsFunc(w.Views, func(v *viewv1beta1.ManagedClusterView) bool {
+			return slices.Contains(proto.Views(), v.Name)
+		}) {
+			out = append(out, w.Cluster)
+		}
+	}
+	return out
+}
 
 func TestDecidePrecaching(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		observed  map[string]prestart.Observation
+		kept      map[string]string
 		cap       int
 		elsewhere int
-		jobs      []string
+		states    map[string]string
 		plan      []string
 		started   bool
 		reason    string
 	}{
-		{name: "starts under the hub-wide cap", cap: 2, jobs: []string{"c1", "c2"}, plan: []string{"c1", "c2", "c3"}},
-		{name: "counts the other rollouts' against the cap", cap: 2, elsewhere: 1, jobs: []string{"c1"}, plan: []string{"c1", "c2", "c3"}},
-		{name: "keeps a running Job and starts the rest without a cap", observed: map[string]prestart.Observation{"c1": running},
-			jobs: []string{"c2", "c3"}, plan: []string{"c1", "c2", "c3"}},
-		{name: "takes a failed cluster out of the plan and starts", observed: map[string]prestart.Observation{"c1": succeeded, "c2": failed, "c3": succeeded},
+		{name: "starts under the hub-wide cap", cap: 2, plan: []string{"c1", "c2", "c3"},
+			states: map[string]string{"c1": talmjob.PreparingToStart, "c2": talmjob.PreparingToStart, "c3": talmjob.NotStarted}},
+		{name: "counts the other rollouts' against the cap", cap: 2, elsewhere: 1, plan: []string{"c1", "c2", "c3"},
+			states: map[string]string{"c1": talmjob.PreparingToStart, "c2": talmjob.NotStarted, "c3": talmjob.NotStarted}},
+		{name: "counts its own running Jobs against the cap", cap: 2, kept: map[string]string{"c2": running}, plan: []string{"c1", "c2", "c3"},
+			states: map[string]string{"c1": talmjob.PreparingToStart, "c2": running, "c3": talmjob.NotStarted}},
+		{name: "keeps a running Job and starts the rest without a cap", kept: map[string]string{"c1": running}, plan: []string{"c1", "c2", "c3"},
+			states: map[string]string{"c1": running, "c2": talmjob.PreparingToStart, "c3": talmjob.PreparingToStart}},
+		{name: "takes a failed cluster out of the plan and starts", kept: map[string]string{"c1": succeeded, "c2": failed, "c3": succeeded},
 			plan: []string{"c1", "c3"}, started: true},
-		{name: "cannot start when every cluster failed", observed: map[string]prestart.Observation{"c1": failed, "c2": failed, "c3": failed},
+		{name: "cannot start when every cluster failed", kept: map[string]string{"c1": failed, "c2": failed, "c3": failed},
 			plan: []string{"c1", "c2", "c3"}, reason: ranv1alpha1.ReasonPrecachingFailedEverywhere},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := precacheFacts(tc.observed)
+			f := precacheFacts(tc.kept)
 			f.Precache.Elsewhere = tc.elsewhere
 			in := Decide(f, Config{MaxConcurrentPrecaching: tc.cap}, decideAt)
-			if got := jobClusters(in.Spoke.Jobs); !slices.Equal(got, tc.jobs) {
-				t.Errorf("jobs on %v, want %v", got, tc.jobs)
+			if tc.states != nil && !maps.Equal(in.Status.Precaching.Status, tc.states) {
+				t.Errorf("states %v, want %v", in.Status.Precaching.Status, tc.states)
 			}
+			prepared := checkPrecacheWrites(t, in, tc.states)
 			if got := allClusters(in.Plan); !slices.Equal(got, tc.plan) {
 				t.Errorf("plan %v, want %v", got, tc.plan)
 			}
@@ -320,10 +348,72 @@ func TestDecidePrecaching(t *testing.T) {
 			if !tc.started && in.Status.Precaching == nil {
 				t.Errorf("status.precaching not shown")
 			}
-			if len(tc.jobs) > 0 && condition(in.Status, ranv1alpha1.ConditionProgressing) != nil {
+			if len(prepared) > 0 && condition(in.Status, ranv1alpha1.ConditionProgressing) != nil {
 				t.Errorf("Progressing written while pre-caching runs (TALM writes none)")
 			}
 		})
+	}
+}
+
+// checkPrecacheWrites checks that the views and actions were written for the clusters
+// preparing, and for those Active, whose Job view (missing in these facts) is made again;
+// it returns those preparing.
+func checkPrecacheWrites(t *testing.T, in Intents, states map[string]string) []string {
+	t.Helper()
+	var written, prepared []string
+	for _, c := range []string{"c1", "c2", "c3"} {
+		if states[c] == talmjob.PreparingToStart || states[c] == running {
+			written = append(written, c)
+		}
+		if states[c] == talmjob.PreparingToStart {
+			prepared = append(prepared, c)
+		}
+	}
+	if got := prestartClusters(in, talmjob.Precache); !slices.Equal(got, written) {
+		t.Errorf("wrote the views of %v, want those of %v", got, written)
+	}
+	return prepared
+}
+
+// Pre-caching fails a cluster on what TALM counts as an error only once the rollout is
+// enabled (TALM's pre-caching-partial-complete: an unavailable cluster stays Active until
+// then).
+func TestDecidePrecachingFailsOnErrorsOnceEnabled(t *testing.T) {
+	f := precacheFacts(map[string]string{"c1": running, "c2": succeeded, "c3": succeeded})
+	f.Precache.Jobs.Available["c1"] = false
+	job := &batchv1.Job{Status: batchv1.JobStatus{Active: 1}}
+	f.Precache.Jobs.Views["c1"] = map[string]talmjob.View{talmjob.Precache.JobView: {Exists: true, Answered: true, Found: true, Job: job}}
+	f.Upgrade.Spec.Enable = ptr.To(false)
+	if in := Decide(f, Config{}, decideAt); in.Status.Precaching.Status["c1"] != running {
+		t.Errorf("disabled: %s, want Active", in.Status.Precaching.Status["c1"])
+	}
+	f.Upgrade.Spec.Enable = ptr.To(true)
+	in := Decide(f, Config{}, decideAt)
+	if in.Status.Precaching.Status["c1"] != failed || !in.StartedNow || !slices.Equal(allClusters(in.Plan), []string{"c2", "c3"}) {
+		t.Errorf("enabled: %s, started %v, plan %v; want c1 failed and left out of the started plan",
+			in.Status.Precaching.Status["c1"], in.StartedNow, allClusters(in.Plan))
+	}
+}
+
+// A Job seen succeeding is cleared (its views deleted, its namespace removed from the spoke)
+// only by writes that follow the status recording the success (Settled): were they made before
+// and the operator stopped between the two, the restarted operator would find the cluster
+// Active with its Job gone, and fail it.
+func TestDecidePrecachingClearsASucceededJobAfterTheStatus(t *testing.T) {
+	f := precacheFacts(map[string]string{"c1": running, "c2": succeeded, "c3": succeeded})
+	job := &batchv1.Job{Status: batchv1.JobStatus{Succeeded: 1}}
+	f.Precache.Jobs.Views["c1"] = map[string]talmjob.View{talmjob.Precache.JobView: {Exists: true, Answered: true, Found: true, Job: job}}
+	in := Decide(f, Config{}, decideAt)
+	if got := in.Status.Precaching.Status["c1"]; got != succeeded {
+		t.Fatalf("state %s, want Succeeded", got)
+	}
+	for _, w := range in.Spoke.Prestart {
+		if w.Cluster == "c1" {
+			t.Errorf("writes before the status for the succeeded cluster: %+v", w)
+		}
+	}
+	if len(in.Spoke.Settled) != 1 || in.Spoke.Settled[0].Cluster != "c1" || !slices.Contains(in.Spoke.Settled[0].DeleteViews, talmjob.Precache.JobView) {
+		t.Errorf("settled writes %+v, want c1's, deleting its Job view", in.Spoke.Settled)
 	}
 }
 
@@ -331,35 +421,31 @@ func TestDecidePrecacheSpecNotValid(t *testing.T) {
 	f := precacheFacts(nil)
 	f.Precache.Result = precache.Result{Reason: ranv1alpha1.ReasonPrecacheSpecIncomplete, Message: "no release image"}
 	in := Decide(f, Config{}, decideAt)
-	if len(in.Spoke.Jobs) > 0 || in.StartedNow {
-		t.Errorf("jobs %v, started %v: want neither with a spec that is not valid", in.Spoke.Jobs, in.StartedNow)
+	if len(in.Spoke.Prestart) > 0 || in.StartedNow {
+		t.Errorf("writes %v, started %v: want neither with a spec that is not valid", in.Spoke.Prestart, in.StartedNow)
 	}
 	if c := condition(in.Status, ranv1alpha1.ConditionPrecacheSpecValid); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("PrecacheSpecValid %+v, want False", c)
 	}
 }
 
-// backupFacts: a backup asked for, pre-caching as observed, no backup Job observed.
-func backupFacts(precached map[string]prestart.Observation) Facts {
+// backupFacts: a backup asked for, pre-caching where the status kept it, no backup begun.
+func backupFacts(precached map[string]string) Facts {
 	f := precacheFacts(precached)
 	f.Upgrade.Spec.Backup = true
-	jobs := Jobs{Order: []string{"c1", "c2", "c3"}, Jobs: map[string]spokejob.Job{}, Observed: map[string]prestart.Observation{}}
-	for _, c := range jobs.Order {
-		jobs.Jobs[c] = spokejob.Job{Cluster: c, Name: "backup"}
-	}
-	f.Backup = &Backup{Jobs: jobs}
+	f.Backup = &Backup{Jobs: prestartJobs([]string{"c1", "c2", "c3"}, nil)}
 	return f
 }
 
 func TestDecideBackup(t *testing.T) {
-	done := map[string]prestart.Observation{"c1": succeeded, "c2": succeeded, "c3": succeeded}
+	done := map[string]string{"c1": succeeded, "c2": succeeded, "c3": succeeded}
 	for _, tc := range []struct {
 		name      string
-		precached map[string]prestart.Observation
+		precached map[string]string
 		enabled   bool
 		backups   []string
 	}{
-		{name: "waits for pre-caching", precached: map[string]prestart.Observation{"c1": succeeded, "c2": running, "c3": succeeded}, enabled: true},
+		{name: "waits for pre-caching", precached: map[string]string{"c1": succeeded, "c2": running, "c3": succeeded}, enabled: true},
 		{name: "starts every backup once pre-caching ended", precached: done, enabled: true, backups: []string{"c1", "c2", "c3"}},
 		{name: "waits for enable", precached: done},
 	} {
@@ -367,14 +453,8 @@ func TestDecideBackup(t *testing.T) {
 			f := backupFacts(tc.precached)
 			f.Upgrade.Spec.Enable = ptr.To(tc.enabled)
 			in := Decide(f, Config{}, decideAt)
-			var backups []string
-			for _, j := range in.Spoke.Jobs {
-				if j.Name == "backup" {
-					backups = append(backups, j.Cluster)
-				}
-			}
-			if !slices.Equal(backups, tc.backups) {
-				t.Errorf("backups on %v, want %v", backups, tc.backups)
+			if got := prestartClusters(in, talmjob.Backup); !slices.Equal(got, tc.backups) {
+				t.Errorf("backups on %v, want %v", got, tc.backups)
 			}
 			if in.StartedNow {
 				t.Errorf("started before the backup ended")
@@ -382,19 +462,25 @@ func TestDecideBackup(t *testing.T) {
 			if (in.Status.Backup != nil) != (tc.backups != nil) {
 				t.Errorf("status.backup %+v", in.Status.Backup)
 			}
+			// As TALM's, a backup is PreparingToStart for one pass only.
+			for _, c := range tc.backups {
+				if in.Status.Backup.Status[c] != talmjob.Starting {
+					t.Errorf("backup of %s: %s, want Starting", c, in.Status.Backup.Status[c])
+				}
+			}
 		})
 	}
 }
 
 func TestDecideChecksOnThePlanLeft(t *testing.T) {
-	f := precacheFacts(map[string]prestart.Observation{"c1": succeeded, "c2": failed, "c3": running})
+	f := precacheFacts(map[string]string{"c1": succeeded, "c2": failed, "c3": running})
 	unknown := upgradecheck.Verdict{Outcome: upgradecheck.Hold, Reason: upgradecheck.ReasonClusterVersionUnknown}
 	f.Checks = &Checks{ViewsNeeded: true, Verdicts: map[string]upgradecheck.Verdict{"c1": unknown, "c2": unknown, "c3": unknown}}
 	in := Decide(f, Config{}, decideAt)
 	if !slices.Equal(in.Spoke.Views, []string{"c1", "c2", "c3"}) {
 		t.Errorf("views %v while pre-caching runs, want every planned cluster's", in.Spoke.Views)
 	}
-	f.Precache.Jobs.Observed["c3"] = succeeded
+	f.Precache.Jobs.Kept["c3"] = succeeded
 	in = Decide(f, Config{}, decideAt)
 	if !slices.Equal(in.Spoke.Views, []string{"c1", "c3"}) {
 		t.Errorf("views %v, want those of c1 and c3 (c2 left the plan)", in.Spoke.Views)
@@ -514,7 +600,7 @@ func TestDecideInstallPlans(t *testing.T) {
 }
 
 func TestDecideChangesNoFact(t *testing.T) {
-	f := precacheFacts(map[string]prestart.Observation{"c1": succeeded, "c2": failed, "c3": succeeded})
+	f := precacheFacts(map[string]string{"c1": succeeded, "c2": failed, "c3": succeeded})
 	before := f.Upgrade.DeepCopy()
 	plan := f.Plan
 	in := Decide(f, Config{}, decideAt)
@@ -524,8 +610,8 @@ func TestDecideChangesNoFact(t *testing.T) {
 	if len(plan.Batches[0].Clusters) != 2 || len(in.Plan.Batches[0].Clusters) != 1 {
 		t.Errorf("plan read %v, decided %v: want the read one whole", plan.Batches, in.Plan.Batches)
 	}
-	if f.Precache.Jobs.Observed["c2"] != failed {
-		t.Errorf("Decide changed an observation")
+	if f.Precache.Jobs.Kept["c2"] != failed {
+		t.Errorf("Decide changed a fact")
 	}
 }
 

@@ -19,10 +19,9 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
-	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
-	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/talmjob"
 	"github.com/cgu-operator/cgu-operator/pkg/tenancy"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradecheck"
 )
@@ -47,6 +46,11 @@ type Facts struct {
 	Plan plan.Plan
 	// Progress is the progress the records show.
 	Progress rollout.Progress
+	// Released holds, by index in Roots, the clusters of the current batch that went past an
+	// intermediate policy and that the hub shows it no longer enforced on (the policy's
+	// replica there is inform, or gone): read only for intermediate policies, and only for
+	// the clusters past them (rollout.PolicyFacts Released).
+	Released map[int]map[string]bool
 	// Rebuilt are the records the API server lost (deleted by hand, or written in part),
 	// rebuilt from the status and the spokes' compliance (rollout.Rebuild); Records holds
 	// them too. Lost says instead what could not be rebuilt; Plan and Progress are empty then.
@@ -94,14 +98,20 @@ type Others struct {
 	InProgress int
 }
 
-// Jobs are the pre-start Jobs of one kind, on each planned cluster, and what the hub sees of
-// each.
+// Jobs are the pre-start Jobs of one kind on each planned cluster, run as TALM runs them
+// (pkg/talmjob), and what the hub shows of each.
 type Jobs struct {
 	// Order are the planned clusters in plan order.
 	Order []string
-	// Jobs are each cluster's Job; Observed what its view shows.
-	Jobs     map[string]spokejob.Job
-	Observed map[string]prestart.Observation
+	// Work is each cluster's Job.
+	Work map[string]talmjob.Work
+	// Views are each cluster's views of the Job's protocol, by name; Available tells which
+	// clusters are available.
+	Views     map[string]map[string]talmjob.View
+	Available map[string]bool
+	// Kept are the states the status holds (status.precaching.status,
+	// status.backup.status), by cluster.
+	Kept map[string]string
 }
 
 // Precache is what pre-caching found before the start.
@@ -119,8 +129,6 @@ type Precache struct {
 // Backup is what the backups before the upgrade show.
 type Backup struct {
 	Jobs Jobs
-	// Kept are the words status.backup.status holds, by cluster; a final one is kept.
-	Kept map[string]string
 	// StartedAt is when the backups started (status.backup.startedAt); nil before.
 	StartedAt *metav1.Time
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/talmjob"
 )
 
 // Intents are what one reconcile decided: the writes the controller makes, in the order
@@ -84,8 +85,16 @@ type Enforcement struct {
 type Spoke struct {
 	// Views are the clusters whose ClusterVersion view the upgrade checks need.
 	Views []string
-	// Jobs are the pre-caching, backup and health check Jobs to start.
+	// Jobs are the health check Jobs to start.
 	Jobs []spokejob.Job
+	// Prestart are the writes of the pre-caching and backup Jobs, cluster by cluster.
+	Prestart []talmjob.Intents
+	// Settled are the writes that clear a cluster's pre-caching or backup Job once it
+	// succeeded (its views, its namespace on the spoke): they follow the status write that
+	// records the success, since once they are done nothing on the hub shows it. An operator
+	// stopped between the two finds the Job's views and sees the success again; one stopped
+	// after the status write leaves them to the rollout's cleanup (its spoke teardown).
+	Settled []talmjob.Intents
 	// Works are the ManifestWorks to make or delete.
 	Works []Work
 	// InstallPlans are the writes of InstallPlan approval.

@@ -10,48 +10,69 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
-	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/talmjob"
 )
 
 // The pre-start jobs: the spoke Jobs a rollout runs on every planned cluster before it
-// starts, pre-caching then the backup (TALM's order). Each is one kind of the state machine
-// of pkg/prestart: where each cluster's Job stands, the Jobs to start, what the start waits
-// for, and the clusters whose Job failed, which leave the plan.
+// starts, pre-caching then the backup (TALM's order), each as TALM runs it (pkg/talmjob),
+// in the states of pkg/prestart: where each cluster's Job stands, what to write for it,
+// what the start waits for, and the clusters whose Job failed, which leave the plan.
 
 // jobRun is where one kind of pre-start job stands this pass.
 type jobRun struct {
-	kind prestart.Kind
+	kind  prestart.Kind
+	proto talmjob.Protocol
 	// order is the planned clusters in plan order, those that leave the plan included.
 	order []string
 	// states are each planned cluster's state; reasons say why one failed.
 	states  map[string]prestart.State
 	reasons map[string]string
-	jobs    map[string]spokejob.Job
-	// running counts the clusters whose job of this kind is Starting or Active, here and,
-	// for a kind with a hub-wide cap, in the other rollouts.
+	// running counts the clusters whose job of this kind is under way (prestart.Running),
+	// here and, for a kind with a hub-wide cap, in the other rollouts.
 	running int
 }
 
-func newJobRun(kind prestart.Kind, order []string) jobRun {
-	return jobRun{kind: kind, order: order, states: map[string]prestart.State{}, reasons: map[string]string{},
-		jobs: map[string]spokejob.Job{}}
+func newJobRun(kind prestart.Kind, proto talmjob.Protocol, order []string) jobRun {
+	return jobRun{kind: kind, proto: proto, order: order, states: map[string]prestart.State{}, reasons: map[string]string{}}
 }
 
-// observe reads each planned cluster's Job as the hub sees it; a final state the status
-// holds (kept, in TALM's words) is never left. past is true once the kind's jobs ran past
-// its overall bound.
-func (run *jobRun) observe(j Jobs, kept map[string]string, past bool) {
+// step moves each planned cluster's job on by one pass of TALM's state machine
+// (talmjob.Step) from the state the status holds. A cluster not started starts only while
+// fewer than limit clusters of the hub are under way (zero: no cap). past is true once the
+// kind's jobs ran past its overall bound: a cluster not done then timed out. failOnError
+// makes what TALM counts as an error fail the cluster. The writes go to in.
+func (run *jobRun) step(j Jobs, limit int, past, failOnError bool, in *Intents) {
 	for _, c := range run.order {
-		if word, ok := kept[c]; ok {
-			if prev := run.kind.StateOf(word); prev.Final() {
-				run.states[c] = prev
-				continue
-			}
-		}
-		run.jobs[c] = j.Jobs[c]
-		run.states[c], run.reasons[c] = run.kind.Of(j.Observed[c], past)
-		if run.states[c] == prestart.Starting || run.states[c] == prestart.Active {
+		run.states[c] = run.kind.StateOf(j.Kept[c])
+		if run.states[c].Running() {
 			run.running++
+		}
+	}
+	starting := map[string]bool{}
+	for _, c := range prestart.ToStart(run.order, run.states, run.running, limit) {
+		starting[c] = true
+		run.running++
+	}
+	for _, c := range run.order {
+		if run.states[c].Final() || run.states[c] == prestart.NotStarted && !starting[c] {
+			continue
+		}
+		r := talmjob.Step(run.proto, talmjob.Facts{State: j.Kept[c], Views: j.Views[c], Available: j.Available[c],
+			FailOnError: failOnError}, j.Work[c])
+		state := run.kind.StateOf(r.State)
+		if past && !state.Final() {
+			// Timed out: nothing more is asked of the cluster; the cleanup removes its Job.
+			run.states[c], run.reasons[c] = prestart.Timeout, run.kind.Reason(prestart.Timeout, "", true)
+			continue
+		}
+		run.states[c] = state
+		run.reasons[c] = run.kind.Reason(state, r.Problem, false)
+		switch {
+		case r.Intents.Empty():
+		case state == prestart.Succeeded:
+			in.Spoke.Settled = append(in.Spoke.Settled, r.Intents)
+		default:
+			in.Spoke.Prestart = append(in.Spoke.Prestart, r.Intents)
 		}
 	}
 }
@@ -78,22 +99,6 @@ func (run *jobRun) leave(in *Intents, failedEverywhere func(clusters int) *rollo
 	return nil
 }
 
-// start are the Jobs to start: the clusters that limit lets start now (prestart.ToStart;
-// zero: every one), shown Starting, and those already starting (a Job already asked for
-// costs nothing more).
-func (run *jobRun) start(limit int) []spokejob.Job {
-	for _, c := range prestart.ToStart(run.order, run.states, run.running, limit) {
-		run.states[c] = prestart.Starting
-	}
-	var out []spokejob.Job
-	for _, c := range run.order {
-		if run.states[c] == prestart.Starting {
-			out = append(out, run.jobs[c])
-		}
-	}
-	return out
-}
-
 // wait is what the start waits for while some cluster's job has not ended, "" otherwise.
 func (run *jobRun) wait() string {
 	if _, reason, message := run.kind.Condition(run.states); reason == ranv1alpha1.ReasonInProgress {
@@ -118,18 +123,17 @@ func (p *pass) precaching() {
 	if pf == nil || !p.cgu.Spec.PreCaching || p.f.Started || p.in.Invalid != nil || len(allClusters(p.in.Plan)) == 0 {
 		return
 	}
-	st := &precacheRun{jobRun: newJobRun(precache.Kind, allClusters(p.in.Plan)), result: pf.Result, overrides: pf.Overrides}
+	st := &precacheRun{jobRun: newJobRun(precache.Kind, talmjob.Precache, allClusters(p.in.Plan)), result: pf.Result, overrides: pf.Overrides}
 	p.precache = st
 	if !pf.Result.Valid {
 		return
 	}
-	st.observe(pf.Jobs, nil, false)
-	st.running += pf.Elsewhere
+	st.running = pf.Elsewhere
+	st.step(pf.Jobs, p.cfg.MaxConcurrentPrecaching, false, enabled(p.cgu), p.in)
 	p.precacheFailed = st.leave(p.in, func(n int) *rollout.Problem {
 		return &rollout.Problem{Reason: ranv1alpha1.ReasonPrecachingFailedEverywhere,
 			Message: fmt.Sprintf("Pre-caching failed or timed out on all %d clusters; none is left to upgrade", n)}
 	})
-	p.in.Spoke.Jobs = append(p.in.Spoke.Jobs, st.start(p.cfg.MaxConcurrentPrecaching)...)
 }
 
 // precacheGate is what the start waits for while pre-caching has not ended, "" otherwise.
@@ -167,17 +171,17 @@ func (p *pass) backingUp() {
 		p.precacheFailed != nil || p.precacheGate() != "" || !enabled(p.cgu) {
 		return
 	}
-	st := &backupRun{jobRun: newJobRun(backup.Kind, allClusters(p.in.Plan)), startedAt: metav1.NewTime(p.now).Rfc3339Copy()}
+	st := &backupRun{jobRun: newJobRun(backup.Kind, talmjob.Backup, allClusters(p.in.Plan)), startedAt: metav1.NewTime(p.now).Rfc3339Copy()}
 	if bf.StartedAt != nil {
 		st.startedAt = *bf.StartedAt
 	}
 	p.backup = st
-	st.observe(bf.Jobs, bf.Kept, !p.now.Before(st.startedAt.Add(backup.Overall)))
+	// As TALM's, every backup starts at once and an error leaves the cluster where it is.
+	st.step(bf.Jobs, 0, !p.now.Before(st.startedAt.Add(backup.Overall)), false, p.in)
 	p.backupFailed = st.leave(p.in, func(n int) *rollout.Problem {
 		return &rollout.Problem{Reason: ranv1alpha1.ReasonBackupFailedEverywhere,
 			Message: fmt.Sprintf("The backup failed or timed out on all %d clusters; none is left to upgrade", n)}
 	})
-	p.in.Spoke.Jobs = append(p.in.Spoke.Jobs, st.start(0)...)
 }
 
 // backupGate is what the start waits for while the backup has not ended, "" otherwise.

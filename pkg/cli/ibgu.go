@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,18 +17,20 @@ import (
 // failedShown bounds the failed clusters `ibgu NAME` lists.
 const failedShown = 20
 
-type ibguOptions struct {
-	*env
-	allNamespaces bool
-	output        string
-}
-
 func newIBGUCommand(e *env) *cobra.Command {
-	o := &ibguOptions{env: e}
-	cmd := &cobra.Command{
-		Use:   "ibgu [NAME]",
-		Short: "Show ImageBasedGroupUpgrades: their plan, each step's progress and the failed clusters",
-		Long: `Without NAME, list the ImageBasedGroupUpgrades of the namespace (-n, or the
+	v := &kindView[*lcmv1alpha1.ImageBasedGroupUpgrade]{env: e, kind: "ImageBasedGroupUpgrade", plural: "ImageBasedGroupUpgrades",
+		get: func() *lcmv1alpha1.ImageBasedGroupUpgrade { return &lcmv1alpha1.ImageBasedGroupUpgrade{} },
+		list: func(ctx context.Context, c client.Client, opts ...client.ListOption) ([]*lcmv1alpha1.ImageBasedGroupUpgrade, error) {
+			var list lcmv1alpha1.ImageBasedGroupUpgradeList
+			err := c.List(ctx, &list, opts...)
+			return pointers(list.Items), err
+		},
+		printable: func(g *lcmv1alpha1.ImageBasedGroupUpgrade) any { return printableIBGU(g) },
+		show:      writeIBGU,
+		table:     writeIBGUList,
+	}
+	return v.command("ibgu [NAME]", "Show ImageBasedGroupUpgrades: their plan, each step's progress and the failed clusters",
+		`Without NAME, list the ImageBasedGroupUpgrades of the namespace (-n, or the
 kubeconfig's), or of every namespace with -A: where the plan stands, the step that runs
 out of the steps of the plan, the clusters that started a step and those with a failed
 action, and their age.
@@ -42,57 +41,9 @@ run each action, and the clusters with a failed action, with what the lifecycle 
 said (the first 20). The counts of actions are over the clusters the status lists.
 
 With -o json or -o yaml, print the object (or a List of them).`,
-		Example: `  kubectl cgu ibgu -n ztp-upgrades
+		`  kubectl cgu ibgu -n ztp-upgrades
   kubectl cgu ibgu to-4.18 -n ztp-upgrades
-  kubectl cgu ibgu -A -o yaml`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: runE(o.run),
-	}
-	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the ImageBasedGroupUpgrades of every namespace")
-	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, "Output format: table, json or yaml")
-	return cmd
-}
-
-func (o *ibguOptions) run(ctx context.Context, args []string) error {
-	if err := checkOutput(o.output); err != nil {
-		return err
-	}
-	c, namespace, err := o.client()
-	if err != nil {
-		return err
-	}
-	if len(args) == 1 {
-		g := &lcmv1alpha1.ImageBasedGroupUpgrade{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: args[0]}, g); err != nil {
-			if apierrors.IsNotFound(err) {
-				return &exitError{code: ExitNotFound, err: fmt.Errorf("ImageBasedGroupUpgrade %s/%s not found", namespace, args[0])}
-			}
-			return hubError(fmt.Errorf("reading ImageBasedGroupUpgrade %s/%s: %w", namespace, args[0], err))
-		}
-		if o.output != outputTable {
-			return printData(o.IOStreams.Out, o.output, printableIBGU(g))
-		}
-		return writeIBGU(o.IOStreams.Out, o.painter(), g, o.now())
-	}
-	var list lcmv1alpha1.ImageBasedGroupUpgradeList
-	if err := c.List(ctx, &list, listScope(o.allNamespaces, namespace)...); err != nil {
-		return hubError(fmt.Errorf("listing ImageBasedGroupUpgrades: %w", err))
-	}
-	items := list.Items
-	slices.SortFunc(items, func(a, b lcmv1alpha1.ImageBasedGroupUpgrade) int {
-		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
-	})
-	if o.output != outputTable {
-		out := objectList{APIVersion: "v1", Kind: "List", Items: make([]any, 0, len(items))}
-		for i := range items {
-			out.Items = append(out.Items, printableIBGU(&items[i]))
-		}
-		return printData(o.IOStreams.Out, o.output, out)
-	}
-	if len(items) == 0 {
-		return noneFound(o.IOStreams.ErrOut, "ImageBasedGroupUpgrades", namespace, o.allNamespaces)
-	}
-	return writeIBGUList(o.IOStreams.Out, o.painter(), items, o.allNamespaces, o.now())
+  kubectl cgu ibgu -A -o yaml`)
 }
 
 // printableIBGU returns a copy to print, with apiVersion and kind, without managedFields.
@@ -147,13 +98,12 @@ func failedClusters(g *lcmv1alpha1.ImageBasedGroupUpgrade) int {
 	return n
 }
 
-func writeIBGUList(w io.Writer, p painter, items []lcmv1alpha1.ImageBasedGroupUpgrade, namespaces bool, now time.Time) error {
+func writeIBGUList(w io.Writer, p painter, items []*lcmv1alpha1.ImageBasedGroupUpgrade, namespaces bool, now time.Time) error {
 	t := &table{header: []string{"NAME", "PLAN", "STEP", "CLUSTERS", "FAILED", "AGE"}}
 	if namespaces {
 		t.header = append([]string{"NAMESPACE"}, t.header...)
 	}
-	for i := range items {
-		g := &items[i]
+	for _, g := range items {
 		var row []cell
 		if namespaces {
 			row = append(row, plain(g.Namespace))

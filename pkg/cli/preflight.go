@@ -202,11 +202,7 @@ func (o *preflightOptions) clusters(ctx context.Context, c client.Client, cgu *r
 				pc.Health = health
 			}
 			if cgu.Spec.PreCaching {
-				state, err := precacheState(ctx, c, cgu, cl.Name)
-				if err != nil {
-					return nil, err
-				}
-				pc.Precache = state
+				pc.Precache = precacheState(cgu, cl.Name)
 			}
 			if out.PathValidation {
 				v, err := checks.Judge(ctx, cl.Name)
@@ -221,19 +217,15 @@ func (o *preflightOptions) clusters(ctx context.Context, c client.Client, cgu *r
 	return list, nil
 }
 
-// precacheState is where a cluster's pre-caching stands, as the operator's precache Job of
-// the spec status shows reports it; Unknown before the operator derived a valid spec.
-func precacheState(ctx context.Context, c client.Client, cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string) (string, error) {
+// precacheState is where a cluster's pre-caching stands, as the rollout's status shows it
+// (status.precaching.status, TALM's words read as the states' names); Unknown before the
+// operator derived a valid spec.
+func precacheState(cgu *ranv1alpha1.ClusterGroupUpgrade, cluster string) string {
 	p := cgu.Status.Precaching
 	if p == nil || p.Spec == nil || !meta.IsStatusConditionTrue(cgu.Status.Conditions, ranv1alpha1.ConditionPrecacheSpecValid) {
-		return precacheUnknown, nil
+		return precacheUnknown
 	}
-	obs, err := spokecheck.PrecacheObservation(ctx, spokejob.Reader{Client: c}, spokecheck.PrecacheJob(cgu, cluster, *p.Spec, "", 0))
-	if err != nil {
-		return "", err
-	}
-	state, _ := precache.Kind.Of(obs, false)
-	return string(state), nil
+	return string(precache.Kind.StateOf(p.Status[cluster]))
 }
 
 // previewHealth is what the operator's health check before the start found on a cluster:

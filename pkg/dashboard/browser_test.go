@@ -18,12 +18,14 @@ import (
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/cli"
@@ -180,7 +182,7 @@ func grantViewer(ctx context.Context) {
 	role := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: "dashboard-viewer"},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{ranv1alpha1.GroupVersion.Group}, Resources: []string{"clustergroupupgrades", "clustergroupupgradebatches"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{ranv1alpha1.GroupVersion.Group}, Resources: []string{"clustergroupupgrades", "clustergroupupgradebatches", "managedclustersupgrades"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"lcm.openshift.io"}, Resources: []string{"imagebasedgroupupgrades"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}},
 		},
@@ -325,6 +327,44 @@ var _ = Describe("kubectl cgu dashboard", func() {
 		Expect(within(tab, chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-index="1"][data-state="ended"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`tr[data-name="grow"] .badge[data-state="Completed"]`)))).To(Succeed())
 		Expect(eval(tab, `window.sameDocument === true`)).To(BeTrue(), "the page was reloaded")
+	})
+
+	It("shows a release-named upgrade: its release, the updates of its plan, the clusters it holds, and its ClusterGroupUpgrade", func(ctx SpecContext) {
+		By("two clusters: one two minors behind, one the graph strands")
+		versions := []string{harness.EUSFrom, harness.Stranded}
+		i := 0
+		clusters, err := fleet.JoinFleetWith(ctx, "rel", len(versions), func(s *sim.SpokeSpec) {
+			s.Version, s.Channel = versions[i], harness.EUSChannel
+			i++
+		})
+		Expect(err).NotTo(HaveOccurred())
+		const ns = "cgu-rel"
+		Expect(client.IgnoreAlreadyExists(fleet.Hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
+		Expect(fleet.Hub.BindClusterSet(ctx, ns)).To(Succeed())
+		m := &ranv1alpha1.ManagedClustersUpgrade{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "to-" + harness.To},
+			Spec: ranv1alpha1.ManagedClustersUpgradeSpec{
+				ClusterSelector: &ranv1alpha1.MCUClusterSelector{MatchLabels: map[string]string{"fleet": "rel"}},
+				ClusterVersion:  ranv1alpha1.MCUClusterVersion{Channel: harness.EUSChannel, Version: harness.To},
+			},
+		}
+		Expect(fleet.Hub.Client.Create(ctx, m)).To(Succeed())
+
+		tab := browser(ctx)
+		Expect(within(tab, chromedp.Navigate(serveDashboard(ctx, "-n", ns)+"#/ManagedClustersUpgrade/"+ns+"/"+m.Name),
+			chromedp.WaitVisible(chromedp.CSS(`#updates tr[data-index="2"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#held`)))).To(Succeed())
+		Expect(text(tab, `#updates tr[data-index="1"]`)).To(ContainSubstring(harness.EUSHop), "the first update goes to the odd minor")
+		Expect(text(tab, `#release`)).To(Equal("Rolled out by ClusterGroupUpgrade " + m.Name))
+		Expect(text(tab, `#held`)).To(And(ContainSubstring(clusters[1]), ContainSubstring("NoUpdatePath")))
+		Expect(text(tab, `tr[data-name="`+m.Name+`"]`)).To(ContainSubstring("release-named"))
+		Expect(eval(tab, `[...document.querySelectorAll("tr[data-name]")].some((r) => r.textContent.includes("runs `+m.Name+`"))`)).
+			To(BeTrue(), "its ClusterGroupUpgrade's row names it")
+		screenshot(tab, "dashboard-release")
+
+		By("following the link to the ClusterGroupUpgrade that runs it")
+		Expect(within(tab, chromedp.Click(chromedp.CSS(`#release a`)), chromedp.WaitVisible(chromedp.CSS(`#timeline`)))).To(Succeed())
+		Expect(eval(tab, `location.hash === "#/ClusterGroupUpgrade/`+ns+`/`+m.Name+`"`)).To(BeTrue())
 	})
 
 	It("refuses at once, with the API server's answer, a user who may not list what it shows", func(ctx SpecContext) {

@@ -83,10 +83,12 @@ type Server struct {
 	client    client.Client
 	namespace string
 	groups    bool
-	token     string
-	now       func() time.Time
-	changes   broker
-	index     *template.Template
+	// releases is true on a hub that serves ManagedClustersUpgrades.
+	releases bool
+	token    string
+	now      func() time.Time
+	changes  broker
+	index    *template.Template
 	// stopped is closed once the informers stopped, after Start's context ended.
 	stopped chan struct{}
 }
@@ -121,6 +123,11 @@ func New(o Options) (*Server, error) {
 		s.groups = true
 	} else if !meta.IsNoMatchError(err) {
 		return nil, fmt.Errorf("asking the hub whether it serves ImageBasedGroupUpgrades: %w", err)
+	}
+	if _, err := c.RESTMapper().RESTMapping(ranv1alpha1.GroupVersion.WithKind(KindMCU).GroupKind()); err == nil {
+		s.releases = true
+	} else if !meta.IsNoMatchError(err) {
+		return nil, fmt.Errorf("asking the hub whether it serves ManagedClustersUpgrades: %w", err)
 	}
 	opts := cache.Options{
 		Scheme: scheme, HTTPClient: hc, Mapper: c.RESTMapper(),
@@ -182,6 +189,9 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.groups {
 		kinds = append(kinds, &lcmv1alpha1.ImageBasedGroupUpgrade{})
 	}
+	if s.releases {
+		kinds = append(kinds, &ranv1alpha1.ManagedClustersUpgrade{})
+	}
 	handler := toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { s.changes.notify() },
 		UpdateFunc: func(any, any) { s.changes.notify() },
@@ -218,13 +228,16 @@ func (s *Server) checkAccess(ctx context.Context) error {
 	if s.groups {
 		lists = append(lists, &lcmv1alpha1.ImageBasedGroupUpgradeList{})
 	}
+	if s.releases {
+		lists = append(lists, &ranv1alpha1.ManagedClustersUpgradeList{})
+	}
 	for _, list := range lists {
 		opts := []client.ListOption{client.Limit(1)}
 		if s.namespace != "" {
 			opts = append(opts, client.InNamespace(s.namespace))
 		}
 		if err := s.client.List(ctx, list, opts...); err != nil {
-			return fmt.Errorf("the dashboard reads ClusterGroupUpgrades, their batches, ImageBasedGroupUpgrades and events: %w", err)
+			return fmt.Errorf("the dashboard reads ClusterGroupUpgrades, their batches, ImageBasedGroupUpgrades, ManagedClustersUpgrades and events: %w", err)
 		}
 	}
 	return nil
@@ -326,7 +339,13 @@ func (s *Server) Overview(ctx context.Context) (Overview, error) {
 			return Overview{}, fmt.Errorf("listing ImageBasedGroupUpgrades: %w", err)
 		}
 	}
-	o := NewOverview(s.Scope(), cgus.Items, groups.Items)
+	var releases ranv1alpha1.ManagedClustersUpgradeList
+	if s.releases {
+		if err := s.cache.List(ctx, &releases); err != nil {
+			return Overview{}, fmt.Errorf("listing ManagedClustersUpgrades: %w", err)
+		}
+	}
+	o := NewOverview(s.Scope(), cgus.Items, groups.Items, releases.Items)
 	o.Now = s.now()
 	return o, nil
 }
@@ -347,6 +366,17 @@ func (s *Server) Detail(ctx context.Context, sel selection) (*Detail, error) {
 			return nil, client.IgnoreNotFound(err)
 		}
 		d := GroupDetail(g, nil)
+		return &d, nil
+	}
+	if sel.kind == KindMCU {
+		if !s.releases {
+			return nil, nil
+		}
+		m := &ranv1alpha1.ManagedClustersUpgrade{}
+		if err := s.cache.Get(ctx, key, m); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		d := ReleaseDetail(m, nil)
 		return &d, nil
 	}
 	cgu := &ranv1alpha1.ClusterGroupUpgrade{}

@@ -13,6 +13,7 @@ import (
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/estimate"
+	"github.com/cgu-operator/cgu-operator/pkg/mcu"
 )
 
 // The page never holds more rows than these limits, whatever the fleet: counts say the rest.
@@ -29,6 +30,7 @@ const (
 const (
 	KindCGU  = "ClusterGroupUpgrade"
 	KindIBGU = "ImageBasedGroupUpgrade"
+	KindMCU  = "ManagedClustersUpgrade"
 )
 
 // Kinds of wait, the words the page shows on a rollout that waits.
@@ -55,7 +57,8 @@ type Overview struct {
 	States map[string]int `json:"states"`
 	// Clusters sums the ClusterGroupUpgrades' cluster counts.
 	Clusters ranv1alpha1.ClusterCounts `json:"clusters"`
-	// Rows are the rollouts, ImageBasedGroupUpgrades first, then by namespace and name.
+	// Rows are the rollouts, ManagedClustersUpgrades first, then ImageBasedGroupUpgrades,
+	// then by namespace and name.
 	Rows []Row `json:"rows"`
 }
 
@@ -78,8 +81,10 @@ type Row struct {
 	Message string `json:"message,omitempty"`
 	Enabled bool   `json:"enabled"`
 	Paused  bool   `json:"paused"`
-	// Owner names the ImageBasedGroupUpgrade a step's ClusterGroupUpgrade runs for.
+	// Owner names the ImageBasedGroupUpgrade a step's ClusterGroupUpgrade runs for, or the
+	// ManagedClustersUpgrade that wrote it; OwnerKind is which.
 	Owner       string       `json:"owner,omitempty"`
+	OwnerKind   string       `json:"ownerKind,omitempty"`
 	StartedAt   *metav1.Time `json:"startedAt,omitempty"`
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
 }
@@ -124,6 +129,17 @@ type Detail struct {
 	Actions Actions `json:"actions"`
 	// Steps are an ImageBasedGroupUpgrade's plan steps.
 	Steps []Step `json:"steps,omitempty"`
+	// Release is a ManagedClustersUpgrade's release, its updates and its ClusterGroupUpgrade.
+	Release *Release `json:"release,omitempty"`
+}
+
+// Release is what a ManagedClustersUpgrade's page shows beside its row: the release, the
+// updates of its plan and the ClusterGroupUpgrade that runs it.
+type Release struct {
+	Version string                 `json:"version"`
+	Channel string                 `json:"channel"`
+	Upgrade string                 `json:"upgrade,omitempty"`
+	Updates []ranv1alpha1.MCUStage `json:"updates"`
 }
 
 // ETA is the estimate of the batches left (pkg/estimate), in seconds, and its text.
@@ -240,8 +256,8 @@ func UpgradeRow(cgu *ranv1alpha1.ClusterGroupUpgrade) Row {
 		r.State = string(ranv1alpha1.StateNotStarted)
 	}
 	for _, o := range cgu.OwnerReferences {
-		if o.Kind == KindIBGU {
-			r.Owner = o.Name
+		if o.Kind == KindIBGU || o.Kind == KindMCU {
+			r.Owner, r.OwnerKind = o.Name, o.Kind
 		}
 	}
 	return r
@@ -364,9 +380,42 @@ func GroupRow(g *lcmv1alpha1.ImageBasedGroupUpgrade) Row {
 	return r
 }
 
+// ReleaseRow is a ManagedClustersUpgrade's row: its state and its clusters' summary.
+func ReleaseRow(m *ranv1alpha1.ManagedClustersUpgrade) Row {
+	r := Row{Kind: KindMCU, Namespace: m.Namespace, Name: m.Name, Enabled: true}
+	r.State, r.Message = mcu.StateOf(m)
+	if s := m.Status.ClustersSummary; s != nil {
+		r.Counts = ranv1alpha1.ClusterCounts{Total: s.Total, Pending: s.Pending, InProgress: s.PartialUpgrade,
+			Completed: s.Complete, Failed: s.Failed, Held: s.Held}
+		r.Total, r.Done = s.Total, s.Complete+s.Failed+s.Held
+	}
+	return r
+}
+
+// ReleaseDetail is a ManagedClustersUpgrade's page: its release and updates, the clusters
+// its plan holds, and its events (any order).
+func ReleaseDetail(m *ranv1alpha1.ManagedClustersUpgrade, events []corev1.Event) Detail {
+	d := Detail{Row: ReleaseRow(m), Held: []Cluster{}, Failed: []Cluster{}, Timeline: []Batch{}, Events: newEvents(events),
+		Release: &Release{Version: m.Spec.ClusterVersion.Version, Channel: m.Spec.ClusterVersion.Channel,
+			Upgrade: m.Status.Upgrade, Updates: m.Status.Stages}}
+	if d.Release.Updates == nil {
+		d.Release.Updates = []ranv1alpha1.MCUStage{}
+	}
+	for _, h := range m.Status.Held {
+		d.Held, d.HeldNotShown = appendBounded(d.Held, d.HeldNotShown,
+			Cluster{Name: h.Cluster, State: string(ranv1alpha1.ClusterHeld), Reason: h.Reason + ": " + h.Message})
+	}
+	d.HeldNotShown += m.Status.HeldNotShown
+	return d
+}
+
 // NewOverview lists the rollouts of scope.
-func NewOverview(scope string, cgus []ranv1alpha1.ClusterGroupUpgrade, groups []lcmv1alpha1.ImageBasedGroupUpgrade) Overview {
-	o := Overview{Scope: scope, States: map[string]int{}, Rows: make([]Row, 0, len(cgus)+len(groups))}
+func NewOverview(scope string, cgus []ranv1alpha1.ClusterGroupUpgrade, groups []lcmv1alpha1.ImageBasedGroupUpgrade,
+	releases []ranv1alpha1.ManagedClustersUpgrade) Overview {
+	o := Overview{Scope: scope, States: map[string]int{}, Rows: make([]Row, 0, len(cgus)+len(groups)+len(releases))}
+	for i := range releases {
+		o.Rows = append(o.Rows, ReleaseRow(&releases[i]))
+	}
 	for i := range groups {
 		o.Rows = append(o.Rows, GroupRow(&groups[i]))
 	}

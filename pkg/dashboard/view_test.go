@@ -245,7 +245,7 @@ func TestOverview(t *testing.T) {
 			Clusters: []lcmv1alpha1.ClusterState{{Name: "c", FailedActions: []lcmv1alpha1.ActionMessage{{Action: "Prep", Message: "no room"}}}},
 		},
 	}}
-	o := NewOverview("all namespaces", cgus, groups)
+	o := NewOverview("all namespaces", cgus, groups, nil)
 	var names []string
 	for _, r := range o.Rows {
 		names = append(names, r.Namespace+"/"+r.Name+" "+r.State+" "+r.Batch)
@@ -265,6 +265,43 @@ func TestOverview(t *testing.T) {
 	d := GroupDetail(&groups[0], nil)
 	if len(d.Steps) != 2 || d.Steps[1].State != BatchPlanned || len(d.Failed) != 1 || d.Failed[0].Reason != "no room" {
 		t.Errorf("group detail %+v", d)
+	}
+}
+
+// A ManagedClustersUpgrade lists first, with its summary; its ClusterGroupUpgrade names it;
+// its page has its release, its updates and the clusters its plan holds.
+func TestReleaseRowAndPage(t *testing.T) {
+	cgus := []ranv1alpha1.ClusterGroupUpgrade{{ObjectMeta: metav1.ObjectMeta{Namespace: "c", Name: "to-4.16",
+		OwnerReferences: []metav1.OwnerReference{{Kind: KindMCU, Name: "to-4.16"}}}}}
+	groups := []lcmv1alpha1.ImageBasedGroupUpgrade{{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "ibu"}}}
+	releases := []ranv1alpha1.ManagedClustersUpgrade{{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "c", Name: "to-4.16"},
+		Spec:       ranv1alpha1.ManagedClustersUpgradeSpec{ClusterVersion: ranv1alpha1.MCUClusterVersion{Channel: "eus-4.16", Version: "4.16.20"}},
+		Status: ranv1alpha1.ManagedClustersUpgradeStatus{Upgrade: "to-4.16",
+			Stages:          []ranv1alpha1.MCUStage{{Index: 1, Version: "4.15.40", Clusters: 1, Policy: "to-4.16-4-15-40"}},
+			Held:            []ranv1alpha1.MCUHold{{Cluster: "old", Reason: "NoUpdatePath", Message: "the update graph offers no path"}},
+			ClustersSummary: &ranv1alpha1.ClustersSummary{Total: 4, Initialized: 2, PartialUpgrade: 1, Complete: 1, Pending: 1, Held: 1},
+			Conditions: []metav1.Condition{{Type: ranv1alpha1.MCUConditionInProgress, Status: metav1.ConditionTrue,
+				Reason: "UpgradeInProgress", Message: "1 clusters upgrading"}},
+		},
+	}}
+	o := NewOverview("all namespaces", cgus, groups, releases)
+	var rows []string
+	for _, r := range o.Rows {
+		rows = append(rows, r.Kind+" "+r.Namespace+"/"+r.Name+" "+r.State+" "+r.OwnerKind+" "+r.Owner)
+	}
+	want := []string{"ManagedClustersUpgrade c/to-4.16 InProgress  ", "ImageBasedGroupUpgrade a/ibu -  ",
+		"ClusterGroupUpgrade c/to-4.16 NotStarted ManagedClustersUpgrade to-4.16"}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if r := o.Rows[0]; r.Done != 2 || r.Total != 4 || r.Counts.InProgress != 1 || r.Message != "1 clusters upgrading" {
+		t.Errorf("release row %+v", r)
+	}
+	d := ReleaseDetail(&releases[0], nil)
+	if d.Release == nil || d.Release.Upgrade != "to-4.16" || len(d.Release.Updates) != 1 || len(d.Held) != 1 ||
+		d.Held[0].Reason != "NoUpdatePath: the update graph offers no path" {
+		t.Errorf("release detail %+v %+v", d.Release, d.Held)
 	}
 }
 

@@ -85,8 +85,8 @@ func (w Writer) Patch(ctx context.Context, cluster string, c Changes) (found boo
 
 // Trim is the cache transform of typed ManagedClusters: it keeps the
 // metadata the controllers read (name, UID, resourceVersion, labels, owner references,
-// deletion) and the status conditions, and drops the rest (spec, capacity, claims,
-// versions, managed fields), so that a fleet of thousands of clusters stays small in
+// deletion), the status conditions and the version and topology claims, and drops the rest (spec,
+// capacity, other claims, versions, managed fields), so that a fleet of thousands of clusters stays small in
 // memory. Other objects, the metadata-only ManagedClusters among them, pass unchanged.
 // Code that needs more of a ManagedCluster must read it with the API reader.
 func Trim(in any) (any, error) {
@@ -101,6 +101,37 @@ func Trim(in any) (any, error) {
 			CreationTimestamp: mc.CreationTimestamp, DeletionTimestamp: mc.DeletionTimestamp,
 			Labels: mc.Labels, OwnerReferences: mc.OwnerReferences,
 		},
-		Status: clusterv1.ManagedClusterStatus{Conditions: mc.Status.Conditions},
+		Status: clusterv1.ManagedClusterStatus{Conditions: mc.Status.Conditions, ClusterClaims: keptClaims(mc.Status.ClusterClaims)},
 	}, nil
+}
+
+// ClaimVersion is the cluster claim of the OpenShift version a cluster runs, as its
+// klusterlet reports it: a release-named rollout plans each cluster's path from it.
+const ClaimVersion = "version.openshift.io"
+
+// ClaimControlPlaneTopology is the claim the klusterlet reports of an OpenShift cluster's
+// Infrastructure status.controlPlaneTopology: SingleReplica (single-node OpenShift),
+// HighlyAvailable (three control-plane nodes, with or without workers) or External (hosted
+// control planes).
+const ClaimControlPlaneTopology = "controlplanetopology.openshift.io"
+
+// Claim is the value of a cluster's claim, "" when it reports none.
+func Claim(mc *clusterv1.ManagedCluster, name string) string {
+	for _, c := range mc.Status.ClusterClaims {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// keptClaims keeps, of a cluster's claims, the version and the control-plane topology.
+func keptClaims(claims []clusterv1.ManagedClusterClaim) []clusterv1.ManagedClusterClaim {
+	var out []clusterv1.ManagedClusterClaim
+	for _, c := range claims {
+		if c.Name == ClaimVersion || c.Name == ClaimControlPlaneTopology {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package managedclusters
 
 import (
+	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -49,9 +50,10 @@ func TestTrim(t *testing.T) {
 		},
 		Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true, LeaseDurationSeconds: 60},
 		Status: clusterv1.ManagedClusterStatus{
-			Conditions:    []metav1.Condition{available},
-			Capacity:      clusterv1.ResourceList{clusterv1.ResourceCPU: resource.MustParse("64")},
-			ClusterClaims: []clusterv1.ManagedClusterClaim{{Name: "version.openshift.io", Value: "4.16.10"}},
+			Conditions: []metav1.Condition{available},
+			Capacity:   clusterv1.ResourceList{clusterv1.ResourceCPU: resource.MustParse("64")},
+			ClusterClaims: []clusterv1.ManagedClusterClaim{{Name: "id.k8s.io", Value: "abc"}, {Name: "version.openshift.io", Value: "4.16.10"},
+				{Name: "controlplanetopology.openshift.io", Value: "HighlyAvailable"}},
 		},
 	}
 	out, err := Trim(mc)
@@ -64,9 +66,11 @@ func TestTrim(t *testing.T) {
 		t.Errorf("identity lost: %+v", got.ObjectMeta)
 	case len(got.Labels) != 1 || len(got.Status.Conditions) != 1 || got.Status.Conditions[0] != available:
 		t.Errorf("labels %v or conditions %v lost", got.Labels, got.Status.Conditions)
-	case got.Annotations != nil || got.ManagedFields != nil || got.Spec.HubAcceptsClient ||
-		got.Status.Capacity != nil || got.Status.ClusterClaims != nil:
+	case got.Annotations != nil || got.ManagedFields != nil || got.Spec.HubAcceptsClient || got.Status.Capacity != nil:
 		t.Errorf("kept more than needed: %+v", got)
+	}
+	if want := mc.Status.ClusterClaims[1:]; !reflect.DeepEqual(got.Status.ClusterClaims, want) {
+		t.Errorf("claims kept %v, want the version and topology claims alone", got.Status.ClusterClaims)
 	}
 
 	meta := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "sno-1", Annotations: map[string]string{"a": "b"}}}

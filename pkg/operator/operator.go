@@ -36,6 +36,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/controllers/clustergroupupgrade"
 	"github.com/cgu-operator/cgu-operator/controllers/imagebasedgroupupgrade"
+	"github.com/cgu-operator/cgu-operator/controllers/managedclustersupgrade"
 	orphanscontroller "github.com/cgu-operator/cgu-operator/controllers/orphans"
 	ztpcontroller "github.com/cgu-operator/cgu-operator/controllers/ztp"
 	"github.com/cgu-operator/cgu-operator/pkg/emitter"
@@ -43,6 +44,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/managedclusters"
 	"github.com/cgu-operator/cgu-operator/pkg/metrics"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/policies"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
 	"github.com/cgu-operator/cgu-operator/pkg/updateservice"
 )
@@ -255,12 +257,13 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	if err := mgr.Add(events); err != nil {
 		return fmt.Errorf("adding the event emitter: %w", err)
 	}
+	graphs := &updateservice.Client{HTTP: &http.Client{Timeout: graphTimeout}, Clock: clk}
 	r := &clustergroupupgrade.Reconciler{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Clock: clk,
 		Copies: mgr.GetCache(), Recorder: recorder, Events: events, Metrics: metrics.Default(),
 		MaxClustersInProgress:   opts.MaxClustersInProgress,
 		Unserved:                hub.unserved,
-		Graphs:                  &updateservice.Client{HTTP: &http.Client{Timeout: graphTimeout}, Clock: clk},
+		Graphs:                  graphs,
 		UpdateService:           opts.UpdateService,
 		SpokeImage:              opts.SpokeImage,
 		MaxConcurrentPrecaching: opts.MaxConcurrentPrecaching,
@@ -269,6 +272,7 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 		DefaultEnforcement:      hub.enforcement,
 		Tenancy:                 opts.TenancyRules(),
 		Unresolved:              &preview.UnresolvedCache{Now: clk.Now},
+		Releases:                &policies.Releases{},
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)
@@ -279,6 +283,13 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	}
 	if err := ib.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ImageBasedGroupUpgrade controller: %w", err)
+	}
+	mc := &managedclustersupgrade.Reconciler{
+		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Clock: clk, Recorder: recorder, Unserved: hub.unserved,
+		Graphs: graphs, UpdateService: opts.UpdateService,
+	}
+	if err := mc.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ManagedClustersUpgrade controller: %w", err)
 	}
 	sweep := &orphanscontroller.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Copies: mgr.GetCache(), Unserved: hub.unserved}
 	if err := sweep.SetupWithManager(mgr); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -338,11 +339,19 @@ var talmSize = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?) ?([kKmMgGtTpP]?)(i?)[b
 
 var errNotQuantity = errors.New("not a quantity")
 
-// spaceRequired returns the PreCachingConfig's spaceRequired as a canonical quantity.
+// DefaultSpaceRequired is the free space checked when the PreCachingConfig sets none
+// (TALM's).
+const DefaultSpaceRequired = "35 GiB"
+
+// gib is a gibibyte in bytes.
+const gib = 1 << 30
+
+// spaceRequired returns the PreCachingConfig's spaceRequired (DefaultSpaceRequired when it
+// sets none) as TALM writes it: whole gibibytes, rounded up ("35").
 func (d *derivation) spaceRequired() string {
 	s := strings.TrimSpace(d.cfg.SpaceRequired)
 	if s == "" {
-		return ""
+		s = DefaultSpaceRequired
 	}
 	q, err := parseSize(s)
 	switch {
@@ -356,7 +365,12 @@ func (d *derivation) spaceRequired() string {
 		d.fail(incomplete("spaceRequired %s of the PreCachingConfig is longer than %d characters", quote(s), MaxSpaceRequiredLength))
 		return ""
 	}
-	return q.String()
+	v := q.Value()
+	whole := v / gib
+	if v%gib != 0 {
+		whole++
+	}
+	return strconv.FormatInt(whole, 10)
 }
 
 // parseSize reads a quantity, or a size as TALM writes it: a decimal unit with an optional

@@ -9,36 +9,22 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 )
 
-// A cluster's pre-caching as the hub sees its Job and the program's summary.
-func TestObserved(t *testing.T) {
-	requested := prestart.Observation{Requested: true}
-	cases := []struct {
-		name string
-		o    prestart.Observation
-		sum  *Summary
-		want prestart.State
+// The reasons of the final states that are not Succeeded.
+func TestReason(t *testing.T) {
+	for _, tc := range []struct {
+		state  prestart.State
+		detail string
+		want   string
 	}{
-		{"nothing asked", prestart.Observation{}, nil, prestart.NotStarted},
-		{"asked, not running yet", requested, nil, prestart.Starting},
-		{"running", prestart.Observation{Requested: true, Running: true}, nil, prestart.Active},
-		{"a progress summary", requested, &Summary{Phase: PhasePulling}, prestart.Active},
-		{"succeeded", requested, &Summary{Phase: PhaseSucceeded}, prestart.Succeeded},
-		{"the Job failed", prestart.Observation{Requested: true, Failed: "BackoffLimitExceeded"}, nil, prestart.Failed},
-		{"past its deadline", prestart.Observation{Requested: true, Failed: "DeadlineExceeded", DeadlineExceeded: true}, nil, prestart.Timeout},
-		{"an unrecoverable summary", requested, &Summary{Phase: PhaseFailed, Error: "no such image"}, prestart.Failed},
-		{"a retryable summary: the Job retries", requested, &Summary{Phase: PhaseFailed, Retryable: true}, prestart.Active},
-		{"a success outranks a stale failure", prestart.Observation{Failed: "x"}, &Summary{Phase: PhaseSucceeded}, prestart.Succeeded},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, reason := Kind.Of(Observed(tc.o, tc.sum), false)
-			if got != tc.want {
-				t.Fatalf("got %s (%q), want %s", got, reason, tc.want)
-			}
-			if (got == prestart.Failed || got == prestart.Timeout) && reason == "" {
-				t.Fatalf("a %s state without a reason", got)
-			}
-		})
+		{prestart.Succeeded, "", ""},
+		{prestart.Active, "a view failed", ""},
+		{prestart.Failed, "", "the precache Job failed"},
+		{prestart.Failed, "the view of the Job pre-cache: forbidden", "the view of the Job pre-cache: forbidden"},
+		{prestart.Timeout, "", "the precache Job ran past its deadline"},
+	} {
+		if got := Kind.Reason(tc.state, tc.detail, false); got != tc.want {
+			t.Errorf("%s %q: got %q, want %q", tc.state, tc.detail, got, tc.want)
+		}
 	}
 }
 
@@ -61,7 +47,7 @@ func TestKind(t *testing.T) {
 			t.Errorf("%v: got %s/%s %q", tc.states, status, reason, message)
 		}
 	}
-	words := map[prestart.State]string{prestart.NotStarted: "NotStarted", prestart.Starting: "Starting", prestart.Active: "Active",
+	words := map[prestart.State]string{prestart.NotStarted: "NotStarted", prestart.Preparing: "PreparingToStart", prestart.Starting: "Starting", prestart.Active: "Active",
 		prestart.Succeeded: "Succeeded", prestart.Timeout: "PrecacheTimeout", prestart.Failed: "UnrecoverableError"}
 	for s, w := range words {
 		if Kind.Word(s) != w {

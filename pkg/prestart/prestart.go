@@ -1,9 +1,9 @@
 // Package prestart is the one state machine of the spoke jobs a rollout runs on every planned
 // cluster before it starts: pre-caching and the backup, and whatever step of that kind comes
-// next. Each cluster's job goes NotStarted, Starting (asked for), Active (running, or a
-// summary written), then one of the final states Succeeded, Timeout and Failed, which are
-// never left. The state lives on the hub's views of the job, nowhere else, so that every
-// reconcile finds it again. What differs between the kinds is data (Kind): TALM's words for
+// next. Each cluster's job goes NotStarted, Preparing (what an earlier job left is
+// cleared), Starting (asked for), Active (running), then one of the final states Succeeded,
+// Timeout and Failed, which are never left. pkg/talmjob moves a cluster from state to state
+// as TALM does; the state lives in the rollout's status, as TALM's does. What differs between the kinds is data (Kind): TALM's words for
 // the states, the condition's reasons and messages, the timeouts. It is pure.
 package prestart
 
@@ -23,11 +23,15 @@ type State string
 const (
 	// NotStarted: no job was asked of the cluster yet.
 	NotStarted State = "NotStarted"
-	// Starting: the job was asked for and has not been seen running.
+	// Preparing: what an earlier job left on the cluster is being cleared (TALM's
+	// PreparingToStart).
+	Preparing State = "PreparingToStart"
+	// Starting: the job's dependencies, then the job, are asked for; it has not been seen
+	// running.
 	Starting State = "Starting"
-	// Active: the job runs, or its program wrote a summary that is not final.
+	// Active: the job runs.
 	Active State = "Active"
-	// Succeeded: the job's program says it succeeded.
+	// Succeeded: the job succeeded.
 	Succeeded State = "Succeeded"
 	// Timeout: the job ran past its deadline, or the jobs past the kind's overall bound.
 	Timeout State = "Timeout"
@@ -36,31 +40,13 @@ const (
 )
 
 // States lists the states in order.
-var States = []State{NotStarted, Starting, Active, Succeeded, Timeout, Failed}
+var States = []State{NotStarted, Preparing, Starting, Active, Succeeded, Timeout, Failed}
 
 // Final reports whether a state is never left.
 func (s State) Final() bool { return s == Succeeded || s == Timeout || s == Failed }
 
-// Observation is what the hub sees of a cluster's job, through the views and actions of
-// pkg/spokejob, and of the summary its program wrote for this run.
-type Observation struct {
-	// Requested is true once the job of this run was asked for.
-	Requested bool
-	// Running is true while the job view shows the job of this run active.
-	Running bool
-	// Summarized is true once the program wrote a summary of this run.
-	Summarized bool
-	// Succeeded is true when that summary says the program succeeded; Note is what it adds.
-	Succeeded bool
-	Note      string
-	// Unrecoverable is the error of a summary that says the program failed and that no
-	// retry will help, "" otherwise.
-	Unrecoverable string
-	// Failed is why the job failed, or its actions did, "" otherwise.
-	Failed string
-	// DeadlineExceeded is true when the job failed by running past its deadline.
-	DeadlineExceeded bool
-}
+// Running reports whether a cluster's job is under way: Preparing, Starting or Active.
+func (s State) Running() bool { return s == Preparing || s == Starting || s == Active }
 
 // Kind is what one kind of pre-start job says in its own words.
 type Kind struct {
@@ -101,30 +87,23 @@ func (k Kind) StateOf(word string) State {
 	return NotStarted
 }
 
-// Of is the state of a cluster's job from what the hub sees, with a reason for the final
-// states other than Succeeded (and the summary's note for Succeeded); past is true once the
-// rollout's jobs ran past the kind's Overall bound.
-func (k Kind) Of(o Observation, past bool) (State, string) {
+// Reason is why a cluster's job ended in a final state other than Succeeded: detail, what
+// the job's protocol says, or the kind's words for a timeout; past is true when the kind's
+// overall bound ended it.
+func (k Kind) Reason(s State, detail string, past bool) string {
 	switch {
-	case o.Succeeded:
-		return Succeeded, o.Note
-	case o.DeadlineExceeded:
-		if k.JobDeadline > 0 {
-			return Timeout, fmt.Sprintf("the %s Job ran past its deadline (%s)", k.Job, k.JobDeadline)
-		}
-		return Timeout, fmt.Sprintf("the %s Job ran past its deadline", k.Job)
-	case o.Unrecoverable != "":
-		return Failed, o.Unrecoverable
-	case o.Failed != "":
-		return Failed, o.Failed
+	case s != Timeout && s != Failed:
+		return ""
+	case detail != "":
+		return detail
 	case past && k.Overall > 0:
-		return Timeout, fmt.Sprintf("the %s Jobs did not end within %s", k.Job, k.Overall)
-	case o.Running || o.Summarized:
-		return Active, ""
-	case o.Requested:
-		return Starting, ""
+		return fmt.Sprintf("the %s Jobs did not end within %s", k.Job, k.Overall)
+	case s == Timeout && k.JobDeadline > 0:
+		return fmt.Sprintf("the %s Job ran past its deadline (%s)", k.Job, k.JobDeadline)
+	case s == Timeout:
+		return fmt.Sprintf("the %s Job ran past its deadline", k.Job)
 	}
-	return NotStarted, ""
+	return fmt.Sprintf("the %s Job failed", k.Job)
 }
 
 // Condition is the kind's condition of the states: True with Completed when every cluster
@@ -174,7 +153,7 @@ func Leaving(order []string, states map[string]State) []string {
 }
 
 // ToStart returns the clusters, in order, whose job starts now: those NotStarted, as long as
-// fewer than limit clusters of the hub are Starting or Active (running counts them across
+// fewer than limit clusters of the hub are Preparing, Starting or Active (running counts them across
 // every rollout; limit zero means no cap).
 func ToStart(order []string, states map[string]State, running, limit int) []string {
 	var out []string

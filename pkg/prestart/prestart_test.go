@@ -16,37 +16,34 @@ var kind = Kind{Noun: "Warming", Job: "warm", JobDeadline: 8 * time.Minute, Over
 	Words: map[State]string{NotStarted: "Waiting", Failed: "Broken"}, Completed: "WarmingCompleted", Failed: "WarmingFailed",
 	InProgress: "Warming: %d of %d clusters done"}
 
-func TestOf(t *testing.T) {
+func TestReason(t *testing.T) {
 	for name, tc := range map[string]struct {
-		o      Observation
-		past   bool
 		state  State
-		reason string
+		detail string
+		past   bool
+		want   string
 	}{
-		"nothing asked":                      {state: NotStarted},
-		"asked":                              {o: Observation{Requested: true}, state: Starting},
-		"running":                            {o: Observation{Requested: true, Running: true}, state: Active},
-		"a summary that is not final":        {o: Observation{Requested: true, Summarized: true}, state: Active},
-		"succeeded, with the summary's note": {o: Observation{Summarized: true, Succeeded: true, Note: "left alone"}, state: Succeeded, reason: "left alone"},
-		"a success outranks a stale failure": {o: Observation{Failed: "x", Summarized: true, Succeeded: true}, state: Succeeded},
-		"succeeded late":                     {o: Observation{Summarized: true, Succeeded: true}, past: true, state: Succeeded},
-		"the program failed for good":        {o: Observation{Summarized: true, Unrecoverable: "no room"}, state: Failed, reason: "no room"},
-		"the program's error is told before the Job's": {o: Observation{Failed: "BackoffLimitExceeded", Unrecoverable: "no room"},
-			state: Failed, reason: "no room"},
-		"the Job failed":           {o: Observation{Failed: "BackoffLimitExceeded"}, state: Failed, reason: "BackoffLimitExceeded"},
-		"past its deadline":        {o: Observation{Failed: "DeadlineExceeded", DeadlineExceeded: true}, state: Timeout, reason: "the warm Job ran past its deadline (8m0s)"},
-		"past the overall timeout": {o: Observation{Requested: true, Running: true}, past: true, state: Timeout, reason: "the warm Jobs did not end within 20m0s"},
+		"succeeded":                {state: Succeeded},
+		"under way":                {state: Starting, detail: "a view failed"},
+		"the job failed":           {state: Failed, want: "the warm Job failed"},
+		"the detail is told first": {state: Failed, detail: "no room", past: true, want: "no room"},
+		"past its deadline":        {state: Timeout, want: "the warm Job ran past its deadline (8m0s)"},
+		"past the overall timeout": {state: Timeout, past: true, want: "the warm Jobs did not end within 20m0s"},
 	} {
-		state, reason := kind.Of(tc.o, tc.past)
-		if state != tc.state || reason != tc.reason {
-			t.Errorf("%s: %s %q, want %s %q", name, state, reason, tc.state, tc.reason)
+		if got := kind.Reason(tc.state, tc.detail, tc.past); got != tc.want {
+			t.Errorf("%s: %q, want %q", name, got, tc.want)
 		}
 	}
-	if _, reason := (Kind{Job: "warm"}).Of(Observation{DeadlineExceeded: true}, true); reason != "the warm Job ran past its deadline" {
-		t.Errorf("a kind without a stated deadline: %q", reason)
+	if got := (Kind{Job: "warm"}).Reason(Timeout, "", true); got != "the warm Job ran past its deadline" {
+		t.Errorf("a kind without a stated deadline or overall bound: %q", got)
 	}
-	if state, _ := (Kind{}).Of(Observation{Requested: true}, true); state != Starting {
-		t.Errorf("a kind without an overall bound never times out by it: %s", state)
+}
+
+func TestRunning(t *testing.T) {
+	for _, s := range States {
+		if want := s == Preparing || s == Starting || s == Active; s.Running() != want {
+			t.Errorf("%s: running %v", s, s.Running())
+		}
 	}
 }
 

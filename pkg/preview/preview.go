@@ -467,12 +467,8 @@ func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.P
 	for i, p := range res.Resolved {
 		resolved[i] = byKey[p.Namespace+"/"+p.Name]
 	}
-	if problem, err := g.unresolvedHubTemplates(ctx, resolved, selected); problem != nil || err != nil {
-		return nil, nil, problem, err
-	}
-	if problem := validate.DependencyOrder(res.Resolved); problem != nil {
-		return nil, nil, problem, nil
-	}
+	// What Copy mode cannot copy is a fact of the policies alone: it is said first, whatever
+	// the propagator made of their replicas so far.
 	mode := g.scope.Enforcement
 	if mode == "" {
 		mode = spec.Enforcement
@@ -483,6 +479,12 @@ func (g gatherer) policies(ctx context.Context, selected []string) ([]validate.P
 				return nil, nil, problem, nil
 			}
 		}
+	}
+	if problem, err := g.unresolvedHubTemplates(ctx, resolved, selected); problem != nil || err != nil {
+		return nil, nil, problem, err
+	}
+	if problem := validate.DependencyOrder(res.Resolved); problem != nil {
+		return nil, nil, problem, nil
 	}
 	problem, err := g.manifestWorkTemplates(ctx)
 	return res.Resolved, resolved, problem, err

@@ -21,6 +21,9 @@ type Policy struct {
 	// Failed, when not compliant, is the reason the cluster cannot get there (a degraded
 	// ManifestWork): a cluster working on it fails with that reason.
 	Failed string
+	// Intermediate is true for a policy a later one supersedes (an intermediate update of a
+	// multi-hop path): a cluster past it need not stay compliant with it.
+	Intermediate bool
 }
 
 // PolicyFacts are what one managed policy, or one step (spec.manifestWorkTemplates), says
@@ -38,6 +41,17 @@ type PolicyFacts struct {
 	Step   bool
 	Done   map[string]bool
 	Failed map[string]string
+	// Intermediate is true for a policy a later managed policy supersedes (the
+	// ran.openshift.io/intermediate annotation): a cluster that went past it need not stay
+	// compliant with it, as a cluster that took the next update of a path no longer runs
+	// the release of the one before.
+	Intermediate bool
+	// Released are, for an intermediate policy, the clusters past it that the hub shows it
+	// no longer enforced on (read for the clusters of the current batch only). A cluster
+	// past an intermediate policy is enforced on its current one only once released from
+	// it: both ask for the same field (spec.desiredUpdate), and a cluster enforced on both
+	// would be asked for the older release again (handOff, in Decide).
+	Released map[string]bool
 }
 
 // policies returns what each managed policy and step says of a cluster, in order.
@@ -56,7 +70,7 @@ func (f Facts) policies(cluster string) []Policy {
 			continue
 		}
 		_, placed := p.Compliance[cluster]
-		out[i] = Policy{Compliant: Done(p.Compliance, cluster, listed)}
+		out[i] = Policy{Compliant: Done(p.Compliance, cluster, listed), Intermediate: p.Intermediate}
 		if placed {
 			out[i].Soak = p.Soak
 		}

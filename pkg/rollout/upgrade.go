@@ -125,7 +125,49 @@ func Decide(f Facts) Decision {
 	if d.Stage == nil {
 		d.Stage = endedStage(f, d.Progress)
 	}
+	handOff(f, &d)
 	return d
+}
+
+// HandOffRecheck is how soon a decision that holds a cluster's enforcement back until the hub
+// released it from an intermediate policy looks again: nothing the operator watches changes
+// when the hub does (the replicated policy turns inform), and the propagator takes a moment.
+const HandOffRecheck = 2 * time.Second
+
+// handOff keeps each cluster past an intermediate policy out of the enforcement of its
+// current policy until the hub shows the intermediate one released on it (PolicyFacts
+// Released): a cluster that just complied with an intermediate update is first no longer
+// enforced on it, then, a decision later, enforced on the next one, so that the spoke never
+// sees both asking for different releases. The cluster's state and deadline are unchanged.
+func handOff(f Facts, d *Decision) {
+	held := false
+	for i, clusters := range d.Enforce {
+		kept := clusters[:0:0]
+		for _, name := range clusters {
+			if enforcedBefore(f.Policies, i, name) {
+				held = true
+				continue
+			}
+			kept = append(kept, name)
+		}
+		d.Enforce[i] = kept
+	}
+	if held {
+		if again := f.Now.Add(HandOffRecheck); d.Wake.IsZero() || again.Before(d.Wake) {
+			d.Wake = again
+		}
+	}
+}
+
+// enforcedBefore reports whether an intermediate policy before policy i may still be enforced
+// on the cluster: the hub has not shown it released there.
+func enforcedBefore(policies []PolicyFacts, i int, cluster string) bool {
+	for j := 0; j < i && j < len(policies); j++ {
+		if policies[j].Intermediate && !policies[j].Released[cluster] {
+			return true
+		}
+	}
+	return false
 }
 
 func decide(f Facts) Decision {
@@ -590,9 +632,11 @@ func notDone(f Facts, reason, detail string) Decision {
 	return Decision{State: ranv1alpha1.StateTimedOut, Reason: reason, Message: fmt.Sprintf("%s; %s", why, detail), Progress: p}
 }
 
+// compliesWithAll tells whether a cluster that went through the managed policies still
+// complies with them: every one but the intermediate ones, which later ones supersede.
 func compliesWithAll(policies []Policy) bool {
 	for _, p := range policies {
-		if !p.Compliant {
+		if !p.Compliant && !p.Intermediate {
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,5 +244,63 @@ func TestInvalidLooksAgainWhenAsked(t *testing.T) {
 	fl.f.Invalid.Recheck = 0
 	if d := fl.decide(0); !d.Wake.IsZero() {
 		t.Fatalf("a problem without Recheck wakes at %v", d.Wake)
+	}
+}
+
+// A cluster that took both updates of a path no longer complies with the first one's policy:
+// marked intermediate, it does not keep the rollout from completing; unmarked, it does.
+func TestIntermediatePolicyNeedNotStayCompliant(t *testing.T) {
+	for _, intermediate := range []bool{true, false} {
+		fl := newFleet(t, []plan.Batch{{Clusters: []string{"eus"}}}, 2)
+		fl.f.Policies[0].Intermediate = intermediate
+		fl.decide(0)
+		fl.comply("eus", 0)
+		fl.decide(time.Minute)
+		fl.comply("eus", 1)
+		fl.relapse("eus", 0) // on the target now, not on the hop's release
+		d := fl.decide(2 * time.Minute)
+		if intermediate {
+			fl.expect(d, ranv1alpha1.StateCompleted, 0, "All 1 clusters are compliant")
+		} else if d.State == ranv1alpha1.StateCompleted {
+			t.Fatalf("completed with a cluster not compliant with a policy that is not intermediate: %q", d.Message)
+		}
+	}
+}
+
+// A cluster that complied with an intermediate update is enforced on the next one only once
+// the hub shows the first released on it; past a policy that is not intermediate, at once.
+func TestHandOffFromAnIntermediatePolicy(t *testing.T) {
+	for name, intermediate := range map[string]bool{"intermediate": true, "not intermediate": false} {
+		t.Run(name, func(t *testing.T) {
+			fl := newFleet(t, []plan.Batch{{Clusters: []string{"eus", "other"}}}, 2)
+			fl.f.Policies[0].Intermediate = intermediate
+			if d := fl.decide(0); !slices.Equal(d.Enforce[0], []string{"eus", "other"}) {
+				t.Fatalf("first policy enforced on %v at the start", d.Enforce[0])
+			}
+			fl.comply("eus", 0)
+			d := fl.decide(time.Minute)
+			if got := fl.f.Progress.Clusters["eus"]; got.State != ranv1alpha1.ClusterInProgress || got.Policy != 1 {
+				t.Fatalf("the cluster is %s at policy %d, want InProgress at 1", got.State, got.Policy)
+			}
+			if !slices.Equal(d.Enforce[0], []string{"other"}) {
+				t.Fatalf("first policy enforced on %v, want only the cluster still on it", d.Enforce[0])
+			}
+			if !intermediate {
+				if !slices.Equal(d.Enforce[1], []string{"eus"}) || d.Wake.Equal(fl.f.Now.Add(HandOffRecheck)) {
+					t.Fatalf("next policy enforced on %v (wake %v), want at once", d.Enforce[1], d.Wake)
+				}
+				return
+			}
+			if len(d.Enforce[1]) != 0 || !d.Wake.Equal(fl.f.Now.Add(HandOffRecheck)) {
+				t.Fatalf("next policy enforced on %v, wake %v: want none until released, a look again in %v", d.Enforce[1], d.Wake, HandOffRecheck)
+			}
+			if d := fl.decide(time.Minute + time.Second); len(d.Enforce[1]) != 0 {
+				t.Fatalf("next policy enforced on %v before the hub released the first", d.Enforce[1])
+			}
+			fl.f.Policies[0].Released = map[string]bool{"eus": true}
+			if d := fl.decide(time.Minute + 2*time.Second); !slices.Equal(d.Enforce[1], []string{"eus"}) || d.Wake.Equal(fl.f.Now.Add(HandOffRecheck)) {
+				t.Fatalf("next policy enforced on %v (wake %v) once released, want the cluster", d.Enforce[1], d.Wake)
+			}
+		})
 	}
 }

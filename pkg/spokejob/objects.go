@@ -84,7 +84,7 @@ func (j Job) spokeMeta(namespace, name string) metav1.ObjectMeta {
 
 // job is the spoke's Job of this run.
 func (j Job) job() *batchv1.Job {
-	deadline := j.deadlineSeconds()
+	deadline := j.DeadlineSeconds()
 	meta := j.spokeMeta(Namespace, j.Name)
 	meta.Labels = j.jobLabels()
 	meta.Annotations = map[string]string{AnnotationRun: j.Run}
@@ -103,6 +103,11 @@ func (j Job) job() *batchv1.Job {
 		},
 	}
 }
+
+// PodSpec is the pod the Job runs: its program, as the Job's service account, with its
+// input and host paths mounted (see podSpec). Another protocol running the program on a
+// spoke (pkg/talmjob) starts from it.
+func (j Job) PodSpec() corev1.PodSpec { return j.podSpec(j.DeadlineSeconds()) }
 
 // inputName is the name of the Input ConfigMap.
 func (j Job) inputName() string { return j.Name + "-input" }

@@ -3,8 +3,8 @@
 // Management hub offers: ManagedClusterActions, which the cluster's work-manager agent
 // carries out once (create, update or delete one object) and the hub deletes about a minute
 // after they completed, and ManagedClusterViews, which the agent refreshes every
-// views.RefreshSeconds with a copy of one named object. It serves the pre-upgrade health
-// check, and later the precache Job.
+// views.RefreshSeconds with a copy of one named object. It serves the health checks; the
+// pre-caching and backup Jobs run as TALM runs them (pkg/talmjob).
 //
 // # On the spoke
 //
@@ -264,8 +264,9 @@ func RunHash(run string) string {
 	return hex.EncodeToString(sum[:])[:runHashLength]
 }
 
-// deadlineSeconds is the Job's activeDeadlineSeconds.
-func (j Job) deadlineSeconds() int64 {
+// DeadlineSeconds is the Job's activeDeadlineSeconds: Deadline rounded up to a second,
+// DefaultDeadline when zero.
+func (j Job) DeadlineSeconds() int64 {
 	d := j.Deadline
 	if d == 0 {
 		d = DefaultDeadline

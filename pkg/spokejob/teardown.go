@@ -123,7 +123,7 @@ func teardownAction(cluster, job string, o SpokeObject) *actionv1beta1.ManagedCl
 	return &actionv1beta1.ManagedClusterAction{
 		ObjectMeta: metav1.ObjectMeta{Namespace: cluster,
 			Name:   names.Safe(253, "cgu-teardown", job, strings.SplitN(o.Resource, ".", 2)[0], o.Name),
-			Labels: ownership.ExcludedFromBackup(map[string]string{LabelTeardown: "true", LabelJob: names.LabelValue(job)})},
+			Labels: TeardownLabels(job)},
 		Spec: actionv1beta1.ActionSpec{ActionType: actionv1beta1.DeleteActionType, KubeWork: &actionv1beta1.KubeWorkSpec{
 			Resource: o.Resource, Namespace: o.Namespace, Name: o.Name,
 		}},
@@ -138,12 +138,23 @@ func (r Runner) Teardown(ctx context.Context, views []viewv1beta1.ManagedCluster
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Info("Spoke objects of a job left on its spoke: its view's record cannot be read", "error", err)
 	}
+	return r.CreateTeardown(ctx, actions)
+}
+
+// CreateTeardown creates teardown actions; one of a cluster that left the hub is skipped.
+func (r Runner) CreateTeardown(ctx context.Context, actions []*actionv1beta1.ManagedClusterAction) error {
 	for _, a := range actions {
 		if _, err := r.writer().CreateAction(ctx, a); err != nil && !clusterGone(err) {
 			return err
 		}
 	}
 	return nil
+}
+
+// TeardownLabels label teardown actions of a job: no owner's, so that the cleanup that
+// deleted the rollout's actions leaves them to the agent and the hub.
+func TeardownLabels(job string) map[string]string {
+	return ownership.ExcludedFromBackup(map[string]string{LabelTeardown: "true", LabelJob: names.LabelValue(job)})
 }
 
 // clusterGone tells whether an action could not be created because the cluster's namespace

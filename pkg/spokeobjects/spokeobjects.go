@@ -4,7 +4,7 @@
 // ManifestWorks (the agent applies manifests and feeds their status back). Every reconciler
 // and adapter that makes, corrects or deletes one goes through Writer: the ClusterVersion
 // views of the upgrade checks (pkg/views), the views and actions of spoke jobs
-// (pkg/spokejob), the views and approvals of InstallPlan approval, the ManifestWorks of a
+// (pkg/spokejob) and of the pre-caching and backup Jobs (pkg/talmjob), the views and approvals of InstallPlan approval, the ManifestWorks of a
 // rollout's steps and actions, and those an image-based group upgrade deletes once their
 // step ended.
 package spokeobjects
@@ -52,11 +52,20 @@ func (w Writer) EnsureView(ctx context.Context, want *viewv1beta1.ManagedCluster
 // CreateAction creates an action unless one of its name exists; made says this call made
 // it.
 func (w Writer) CreateAction(ctx context.Context, a *actionv1beta1.ManagedClusterAction) (made bool, err error) {
-	switch err := w.Client.Create(ctx, a); {
+	return w.create(ctx, a)
+}
+
+// CreateView creates a view unless one of its name exists; made says this call made it.
+func (w Writer) CreateView(ctx context.Context, v *viewv1beta1.ManagedClusterView) (made bool, err error) {
+	return w.create(ctx, v)
+}
+
+func (w Writer) create(ctx context.Context, obj client.Object) (bool, error) {
+	switch err := w.Client.Create(ctx, obj); {
 	case apierrors.IsAlreadyExists(err):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("creating action %s/%s: %w", a.Namespace, a.Name, err)
+		return false, fmt.Errorf("creating %s %s/%s: %w", kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
 	}
 	return true, nil
 }

@@ -127,7 +127,15 @@ func TestShortenPicksWhatMatters(t *testing.T) {
 
 	states := map[string]string{"a": "Succeeded", "b": "Active", "c": "Succeeded"}
 	list := []string{"a", "b", "c"}
-	g.Expect(shortenStates(states, &list, "Succeeded", 2)).To(Equal(1))
+	g.Expect(shortenStates(states, &list, 2, false)).To(Equal(1))
 	g.Expect(states).To(Equal(map[string]string{"a": "Succeeded", "b": "Active"}))
 	g.Expect(list).To(Equal([]string{"a", "b"}))
+
+	// Before the start the states are what pre-caching moves on from: only the clusters not
+	// started may be left out, however many the others are.
+	states = map[string]string{"a": "Succeeded", "b": "NotStarted", "c": "Succeeded", "d": "NotStarted", "e": "UnrecoverableError"}
+	list = []string{"a", "b", "c", "d", "e"}
+	g.Expect(shortenStates(states, &list, 1, true)).To(Equal(1))
+	g.Expect(states).To(Equal(map[string]string{"a": "Succeeded", "b": "NotStarted", "c": "Succeeded", "e": "UnrecoverableError"}))
+	g.Expect(list).To(Equal([]string{"a", "b", "c", "e"}))
 }

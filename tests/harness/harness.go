@@ -56,6 +56,16 @@ const (
 	NextMinor        = "4.17.0"
 )
 
+// EUSChannel is the channel of release-named rollouts over mixed versions: EUSFrom reaches To
+// only through EUSHop (EUS to EUS through the odd minor), From in one update, and Stranded,
+// in the channel, reaches nothing.
+const (
+	EUSChannel = "eus-4.16"
+	EUSFrom    = "4.14.30"
+	EUSHop     = "4.15.40"
+	Stranded   = "4.12.1"
+)
+
 // PrecacheTimeout is the operator's --precache-timeout on the harness: the precache Jobs of
 // the simulated spokes, which run on real time, take a second or two.
 const PrecacheTimeout = 20 * time.Second
@@ -158,7 +168,7 @@ func (e *Env) start(ctx context.Context, log logr.Logger, configure func(*operat
 	return e.startFirstOperator(log, opts)
 }
 
-// updateService serves the harness's two channels.
+// updateService serves the harness's channels.
 func updateService() (*graphserver.Server, error) {
 	stable, err := graphserver.NewGraph(Channel).Edge(From, "4.16.11", To).Edge("4.16.11", To).Build()
 	if err != nil {
@@ -173,7 +183,11 @@ func updateService() (*graphserver.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return graphserver.New(map[string]*updategraph.Graph{Channel: stable, RiskyChannel: risky, NextMinorChannel: minor})
+	eus, err := graphserver.NewGraph(EUSChannel).Edge(EUSFrom, EUSHop).Edge(EUSHop, To).Edge(From, To).Versions(Stranded).Build()
+	if err != nil {
+		return nil, err
+	}
+	return graphserver.New(map[string]*updategraph.Graph{Channel: stable, RiskyChannel: risky, NextMinorChannel: minor, EUSChannel: eus})
 }
 
 // matchRisk evaluates Risk on a cluster as its Prometheus would.
@@ -242,6 +256,7 @@ func (e *Env) JoinFleetWith(ctx context.Context, label string, n int, spoke func
 		if spoke != nil {
 			spoke(&specs[i])
 		}
+		clusters[i].Claims = map[string]string{sim.ClaimVersion: specs[i].Version, sim.ClaimControlPlaneTopology: sim.Topology(specs[i])}
 	}
 	e.setRisk(false, names)
 	if err := e.Hub.AddClusters(ctx, clusters...); err != nil {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"sync"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/precache/pull"
 	"github.com/cgu-operator/cgu-operator/pkg/spokehealth"
+	"github.com/cgu-operator/cgu-operator/pkg/talmjob"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
 )
@@ -153,10 +155,11 @@ func (e *Env) runPrecache(ctx context.Context, cluster string, job *batchv1.Job,
 	if err != nil {
 		return sim.JobResult{ExitCode: precache.ExitUnrecoverable, Message: "precache pull: " + err.Error()}
 	}
-	store, err := pull.NewOCILayout(e.PrecacheStore(cluster))
+	layout, err := pull.NewOCILayout(e.PrecacheStore(cluster))
 	if err != nil {
 		return sim.JobFailed("precache pull: " + err.Error())
 	}
+	store := nodeStore{Store: layout, free: int64(min(e.nodeFreeSpace(cluster), math.MaxInt64))}
 	report := func(s precache.Summary) {
 		if *namespace != "" && *name != "" {
 			_ = e.writeSummary(cluster, *namespace, *name, s)
@@ -177,23 +180,30 @@ func (e *Env) runPrecache(ctx context.Context, cluster string, job *batchv1.Job,
 	return result
 }
 
+// nodeStore is a precache store whose free space is the simulated node's (SetNodeFreeSpace,
+// 1 TiB unless set), not that of the machine running the tests: the spec's spaceRequired (35
+// GiB unless set, TALM's) is checked against it.
+type nodeStore struct {
+	pull.Store
+	free int64
+}
+
+func (s nodeStore) FreeBytes() (int64, error) { return s.free, nil }
+
 // PrecacheStore is the directory that stands for a simulated cluster's container storage.
 func (e *Env) PrecacheStore(cluster string) string {
 	return filepath.Join(e.precacheDir, cluster)
 }
 
-// precacheSpec reads the spec a precache Job carries in its input ConfigMap.
+// precacheSpec reads the spec a precache Job reads: TALM's spec ConfigMap in its namespace,
+// which the Job mounts at talmjob.SpecDir.
 func (e *Env) precacheSpec(cluster string, job *batchv1.Job) (ranv1alpha1.PrecachingSpec, error) {
-	var spec ranv1alpha1.PrecachingSpec
-	obj, err := e.Sim.Object(cluster, corev1.SchemeGroupVersion.WithKind("ConfigMap"), job.Namespace, job.Name+"-input")
+	obj, err := e.Sim.Object(cluster, corev1.SchemeGroupVersion.WithKind("ConfigMap"), job.Namespace, talmjob.Precache.SpecConfigMap)
 	if err != nil {
-		return spec, fmt.Errorf("reading the input of Job %s: %w", job.Name, err)
+		return ranv1alpha1.PrecachingSpec{}, fmt.Errorf("reading the spec of Job %s: %w", job.Name, err)
 	}
-	data, _, _ := unstructured.NestedString(obj.Object, "data", "spec.json")
-	if err := json.Unmarshal([]byte(data), &spec); err != nil {
-		return spec, fmt.Errorf("decoding the spec of Job %s: %w", job.Name, err)
-	}
-	return spec, nil
+	data, _, _ := unstructured.NestedStringMap(obj.Object, "data")
+	return precache.SpecFromData(data), nil
 }
 
 // writeSummary writes a program's summary (precache pull, backup) to its report ConfigMap

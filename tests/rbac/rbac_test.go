@@ -8,12 +8,15 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
 	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -27,8 +30,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
-	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
-	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/talmjob"
 	"github.com/cgu-operator/cgu-operator/pkg/ztp"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
@@ -49,7 +51,7 @@ func joinFleet(ctx context.Context, label string, n int, ztpFlow bool, spoke fun
 		if !ztpFlow {
 			labels[ztp.DoneLabel] = ""
 		}
-		clusters[i] = world.Cluster{Name: names[i], Labels: labels}
+		clusters[i] = world.Cluster{Name: names[i], Labels: labels, Claims: map[string]string{sim.ClaimVersion: from}}
 		specs[i] = sim.SpokeSpec{Name: names[i], Version: from, Channel: channel}
 		if spoke != nil {
 			spoke(&specs[i])
@@ -85,6 +87,24 @@ func newCGU(namespace, name string, clusters []string, policyNames ...string) *r
 			RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: len(clusters), Timeout: 240},
 		},
 	}
+}
+
+// precachingRollout creates a disabled rollout that pre-caches a release on clusters, with a
+// PreCachingConfig naming the release and spaceRequired.
+func precachingRollout(ctx context.Context, ns string, clusters []string, policy, spaceRequired string) *ranv1alpha1.ClusterGroupUpgrade {
+	GinkgoHelper()
+	pc := &ranv1alpha1.PreCachingConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "precache-config"},
+		Spec: ranv1alpha1.PreCachingConfigSpec{SpaceRequired: spaceRequired, Overrides: ranv1alpha1.PrecacheOverrides{
+			PlatformImage: "quay.io/openshift-release-dev/ocp-release@sha256:" + strings.Repeat("ab", 32)}},
+	}
+	create(ctx, pc)
+	cgu := newCGU(ns, "upgrade", clusters, policy)
+	cgu.Spec.Enable = ptr.To(false)
+	cgu.Spec.PreCaching = true
+	cgu.Spec.PreCachingConfigRef = ranv1alpha1.PreCachingConfigCR{Namespace: ns, Name: pc.Name}
+	create(ctx, cgu)
+	return cgu
 }
 
 func create(ctx context.Context, objs ...client.Object) {
@@ -275,44 +295,83 @@ var _ = Describe("The operator with exactly its generated ClusterRole", func() {
 	It("pre-caches through views and actions, with a PreCachingConfig, then deletes them", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "precache", 2, false, nil)
 		p := upgradePolicy(ctx, "precache")
-		const ns = "cgu-precache"
-		pc := &ranv1alpha1.PreCachingConfig{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "precache-config"},
-			Spec: ranv1alpha1.PreCachingConfigSpec{SpaceRequired: "1Mi", Overrides: ranv1alpha1.PrecacheOverrides{
-				PlatformImage: "quay.io/openshift-release-dev/ocp-release@sha256:" + strings.Repeat("ab", 32)}},
-		}
-		create(ctx, pc)
-		cgu := newCGU(ns, "upgrade", clusters, p.Name)
-		cgu.Spec.Enable = ptr.To(false)
-		cgu.Spec.PreCaching = true
-		cgu.Spec.PreCachingConfigRef = ranv1alpha1.PreCachingConfigCR{Namespace: ns, Name: pc.Name}
-		create(ctx, cgu)
+		cgu := precachingRollout(ctx, "cgu-precache", clusters, p.Name, "1Mi")
 
 		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)).WithTimeout(settle).ShouldNot(BeNil())
-		for _, c := range clusters {
-			Eventually(func(g Gomega) []viewv1beta1.ManagedClusterView {
-				var list viewv1beta1.ManagedClusterViewList
-				g.Expect(hub.Client.List(ctx, &list, client.InNamespace(c), client.HasLabels{spokejob.LabelJob})).To(Succeed())
-				return list.Items
-			}).WithTimeout(settle).Should(ContainElement(HaveField("Annotations", HaveKey(spokejob.AnnotationRequested))),
-				"the precache Job of %s was requested (its run recorded on its view)", c)
-		}
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecacheSpecValid)(Default)).To(HaveField("Status", metav1.ConditionTrue))
-		privileged := "cgu-operator-spoke:" + spokecheck.PrecacheJob(cgu, clusters[0], ranv1alpha1.PrecachingSpec{}, "", 0).Name
-		onSpoke := func(cluster, kind string) func() error {
+		// Each cluster's Job runs through TALM's views and actions to a final state; one
+		// that did not succeed leaves its namespace and binding until the rollout goes.
+		final := map[string]string{}
+		for _, c := range clusters {
+			Eventually(func(g Gomega) string {
+				var got ranv1alpha1.ClusterGroupUpgrade
+				g.Expect(hub.Client.Get(ctx, client.ObjectKeyFromObject(cgu), &got)).To(Succeed())
+				g.Expect(got.Status.Precaching).NotTo(BeNil())
+				final[c] = got.Status.Precaching.Status[c]
+				return final[c]
+			}).WithTimeout(2*settle).Should(BeElementOf(talmjob.Succeeded, talmjob.Failed, talmjob.Precache.Timeout), "the precache Job of %s", c)
+		}
+		onSpoke := func(cluster string, gvk schema.GroupVersionKind, namespace, name string) func() error {
 			return func() error {
-				_, err := simulator.Object(cluster, rbacv1.SchemeGroupVersion.WithKind(kind), "", privileged)
+				_, err := simulator.Object(cluster, gvk, namespace, name)
 				return err
 			}
 		}
+		binding := rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding")
+		namespace := corev1.SchemeGroupVersion.WithKind("Namespace")
 		for _, c := range clusters {
-			Eventually(onSpoke(c, "ClusterRoleBinding")).WithTimeout(settle).Should(Succeed(), "the precache Job's privileges on %s", c)
+			if final[c] != talmjob.Succeeded {
+				Expect(onSpoke(c, binding, "", talmjob.Precache.Binding)()).To(Succeed(), "the precache Job's binding on %s", c)
+			}
 		}
 		deleteAndWait(ctx, cgu)
 		for _, c := range clusters {
-			for _, kind := range []string{"ClusterRoleBinding", "ClusterRole"} {
-				Eventually(onSpoke(c, kind)).WithTimeout(settle).Should(MatchError(configpolicy.ErrNotFound), "the privileged %s %s on %s", kind, privileged, c)
-			}
+			Eventually(onSpoke(c, binding, "", talmjob.Precache.Binding)).WithTimeout(settle).Should(MatchError(configpolicy.ErrNotFound),
+				"the precache Job's binding to cluster-admin on %s", c)
+			Eventually(onSpoke(c, namespace, "", talmjob.Precache.Namespace)).WithTimeout(settle).Should(MatchError(configpolicy.ErrNotFound),
+				"the precache namespace on %s", c)
+		}
+	})
+
+	It("adopts the views and actions of TALM's names it finds without an owner, as when it takes over from TALM", func(ctx SpecContext) {
+		all := joinFleet(ctx, "adopt", 2, false, nil)
+		p := upgradePolicy(ctx, "adopt")
+		clusters, c := all[:1], all[0]
+		Expect(simulator.Silence(c, true)).To(Succeed()) // the spec answers the views
+		const ns = "cgu-adopt"
+		cgu := precachingRollout(ctx, ns, clusters, p.Name, "")
+		Eventually(func(g Gomega) string {
+			var got ranv1alpha1.ClusterGroupUpgrade
+			g.Expect(hub.Client.Get(ctx, client.ObjectKeyFromObject(cgu), &got)).To(Succeed())
+			g.Expect(got.Status.Precaching).NotTo(BeNil())
+			return got.Status.Precaching.Status[c]
+		}).WithTimeout(settle).Should(Equal(talmjob.PreparingToStart))
+
+		By("TALM's objects, without the operator's labels, as TALM leaves them")
+		talmAction := &actionv1beta1.ManagedClusterAction{ObjectMeta: metav1.ObjectMeta{Namespace: c, Name: "precache-ns-create"},
+			Spec: actionv1beta1.ActionSpec{ActionType: actionv1beta1.CreateActionType, KubeWork: &actionv1beta1.KubeWorkSpec{
+				Resource: "namespace", ObjectTemplate: runtime.RawExtension{Object: &corev1.Namespace{
+					TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: talmjob.Precache.Namespace}}}}}}
+		talmView := &viewv1beta1.ManagedClusterView{ObjectMeta: metav1.ObjectMeta{Namespace: c, Name: "view-precache-spec-configmap"},
+			Spec: viewv1beta1.ViewSpec{Scope: viewv1beta1.ViewScope{Resource: "configmap", Namespace: talmjob.Precache.Namespace, Name: "pre-cache-spec"}}}
+		create(ctx, talmAction, talmView)
+
+		By("the namespace gone: Starting, TALM's objects adopted")
+		patch := []byte(`{"status":{"conditions":[{"type":"Processing","status":"False","reason":"GetResourceFailed","message":"not found","lastTransitionTime":"2022-01-28T17:57:00Z"}]}}`)
+		nsView := &viewv1beta1.ManagedClusterView{ObjectMeta: metav1.ObjectMeta{Namespace: c, Name: "view-precache-namespace"}}
+		Eventually(func() error {
+			return hub.Client.Status().Patch(ctx, nsView, client.RawPatch(types.MergePatchType, patch))
+		}).WithTimeout(settle).Should(Succeed())
+		for _, obj := range []client.Object{talmAction, talmView} {
+			Eventually(func(g Gomega) map[string]string {
+				g.Expect(hub.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+				return obj.GetLabels()
+			}).WithTimeout(settle).Should(HaveKeyWithValue(ownership.LabelUpgradeNamespace, ns), "%T %s", obj, obj.GetName())
+		}
+		deleteAndWait(ctx, cgu)
+		for _, obj := range []client.Object{talmAction, talmView} {
+			Eventually(func() bool { return apierrors.IsNotFound(hub.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)) }).
+				WithTimeout(settle).Should(BeTrue(), "adopted, %s goes with the rollout", obj.GetName())
 		}
 	})
 

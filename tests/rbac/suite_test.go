@@ -153,7 +153,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	opts.UpdateService = graphs.URL()
 	opts.PrecacheTimeout = 20 * time.Second
 	opts.ZTP, opts.ZTPSettle = true, 2*time.Second
-	opts.PolicyNamespaces = []string{policyNS, tenantNS}
+	opts.PolicyNamespaces = []string{policyNS, tenantNS, mcuNS}
 	opts.Tenancy, opts.TenancyLabelPrefix, opts.TenancyExemptNamespaces = true, tenantPrefix, exemptNamespaces
 	mgr, err := operator.New(operatorConfig, opts)
 	Expect(err).NotTo(HaveOccurred())

@@ -31,7 +31,7 @@ const (
 )
 
 // exemptNamespaces are the namespaces of the suite's other scenarios.
-var exemptNamespaces = []string{"cgu-copy", "cgu-override", "cgu-putback", "cgu-precache", "cgu-olm", "cgu-works", "cgu-tenant", "ibgu-rbac"}
+var exemptNamespaces = []string{"cgu-copy", "cgu-override", "cgu-putback", "cgu-precache", "cgu-adopt", "cgu-olm", "cgu-works", "cgu-tenant", "ibgu-rbac", "mcu-rbac"}
 
 var _ = Describe("Tenancy mode", Ordered, func() {
 	var own, other []string

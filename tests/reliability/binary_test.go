@@ -7,8 +7,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
+	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -19,11 +20,9 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/ibgu"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
-	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/precache/pull/pulltest"
-	"github.com/cgu-operator/cgu-operator/pkg/spokecheck"
-	"github.com/cgu-operator/cgu-operator/pkg/spokejob"
+	"github.com/cgu-operator/cgu-operator/pkg/talmjob"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 )
@@ -96,12 +95,8 @@ var _ = Describe("The operator's binary SIGKILLed", Ordered, func() {
 		cgu.Spec.PreCaching, cgu.Spec.Backup = true, true
 		cgu.Spec.PreCachingConfigRef = ranv1alpha1.PreCachingConfigCR{Namespace: pc.Namespace, Name: pc.Name}
 		fleet.MustCreate(ctx, cgu)
-		killAt(ctx, cgu, "while pre-caching Jobs are requested", jobRequested(ctx, clusters, func(c string) string {
-			return spokecheck.PrecacheJob(cgu, c, ranv1alpha1.PrecachingSpec{}, "", 0).Name
-		}))
-		killAt(ctx, cgu, "while backup Jobs are requested", jobRequested(ctx, clusters, func(c string) string {
-			return spokecheck.BackupJob(cgu, c, "").Name
-		}))
+		killAt(ctx, cgu, "while pre-caching Jobs are requested", jobRequested(ctx, clusters, talmjob.Precache))
+		killAt(ctx, cgu, "while backup Jobs are requested", jobRequested(ctx, clusters, talmjob.Backup))
 		killAt(ctx, cgu, "once batch 1 started", func(Gomega) bool { return log.started() >= 1 })
 		killAt(ctx, cgu, "with batch 1 half done", func(Gomega) bool { return log.completedIn(1) > 0 || log.finished(1) })
 		killAt(ctx, cgu, "once batch 2 started", func(Gomega) bool { return log.started() >= 2 })
@@ -235,19 +230,16 @@ func startedClusters(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) 
 	return out
 }
 
-// jobRequested tells whether a spoke Job (named by job for each cluster) was requested on
-// at least one of the clusters: its run is recorded on its view.
-func jobRequested(ctx context.Context, clusters []string, job func(cluster string) string) func(Gomega) bool {
+// jobRequested tells whether the pre-start Job of a protocol was requested on at least one
+// of the clusters: the action that creates it exists.
+func jobRequested(ctx context.Context, clusters []string, proto talmjob.Protocol) func(Gomega) bool {
 	return func(g Gomega) bool {
 		for _, c := range clusters {
-			var list viewv1beta1.ManagedClusterViewList
-			g.Expect(fleet.Hub.Client.List(ctx, &list, client.InNamespace(c),
-				client.MatchingLabels{spokejob.LabelJob: names.LabelValue(job(c))})).To(Succeed())
-			for _, v := range list.Items {
-				if v.Annotations[spokejob.AnnotationRequested] != "" {
-					return true
-				}
+			err := fleet.Hub.Client.Get(ctx, client.ObjectKey{Namespace: c, Name: proto.JobAction()}, &actionv1beta1.ManagedClusterAction{})
+			if err == nil {
+				return true
 			}
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "reading the action %s of %s: %v", proto.JobAction(), c, err)
 		}
 		return false
 	}

@@ -109,12 +109,12 @@ func (a *agents) collectAction(ctx context.Context, key agentKey) error {
 }
 
 // carryOut applies an action to the spoke and returns the action's new status, whether the
-// spoke's objects changed, and whether the agent answers at all (an unreachable spoke does
-// not).
+// spoke's objects changed, and whether the agent answers at all (an unreachable or silenced
+// spoke does not).
 func (sp *Spoke) carryOut(action *actionv1beta1.ManagedClusterAction, now time.Time) (actionv1beta1.ActionStatus, bool, bool) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if !sp.reachable {
+	if !sp.reachable || sp.silent {
 		return actionv1beta1.ActionStatus{}, false, false
 	}
 	status := *action.Status.DeepCopy()

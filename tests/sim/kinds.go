@@ -35,6 +35,7 @@ var spokeKinds = []spokeKind{
 	{schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1", Kind: "OperatorGroup"}, "operatorgroups", true},
 	{schema.GroupVersionKind{Group: "upgrade.managed.openshift.io", Version: "v1alpha1", Kind: "UpgradeConfig"}, "upgradeconfigs", true},
 	{ImageBasedUpgradeGVK, "imagebasedupgrades", false},
+	{MachineConfigPoolGVK, "machineconfigpools", false},
 }
 
 func newMapper() *configpolicy.Mapper {

@@ -24,6 +24,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -203,7 +204,9 @@ func (s *Simulator) sync(ctx context.Context, name string) (time.Duration, error
 		// again in a new round, as the real controllers react to each other's writes.
 		defer s.queue.Add(name)
 	}
-	var errs []error
+	// The klusterlet's claim controller is an agent of its own: its failure to reach the
+	// hub holds nothing else back.
+	errs := []error{s.reportVersion(ctx, sp)}
 	for i := range policies.Items {
 		if err := s.writeStatus(ctx, &policies.Items[i], results[i].status); err != nil {
 			errs = append(errs, err)
@@ -213,6 +216,29 @@ func (s *Simulator) sync(ctx context.Context, name string) (time.Duration, error
 	}
 	return again, errors.Join(errs...)
 }
+
+// reportVersion updates the cluster's version claim on its ManagedCluster once an update
+// completed, as the klusterlet's claim controller does.
+func (s *Simulator) reportVersion(ctx context.Context, sp *Spoke) error {
+	v := sp.runningVersion()
+	if v == "" || v == sp.claimed {
+		return nil
+	}
+	mc := &clusterv1.ManagedCluster{}
+	if err := s.hub.Client.Get(ctx, client.ObjectKey{Name: sp.name}, mc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	claims := slices.DeleteFunc(mc.Status.ClusterClaims, func(c clusterv1.ManagedClusterClaim) bool { return c.Name == ClaimVersion })
+	mc.Status.ClusterClaims = append(claims, clusterv1.ManagedClusterClaim{Name: ClaimVersion, Value: v})
+	if err := s.hub.Client.Status().Update(ctx, mc); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	sp.claimed = v
+	return nil
+}
+
+// ClaimVersion is the cluster claim of the version a cluster runs.
+const ClaimVersion = "version.openshift.io"
 
 func (s *Simulator) writeStatus(ctx context.Context, p *policyv1.Policy, status policyv1.PolicyStatus) error {
 	if equality.Semantic.DeepEqual(p.Status, status) {
@@ -267,19 +293,41 @@ func (s *Simulator) SetBehaviour(name string, b Behaviour) {
 // SetReachable makes a spoke stop (false) or resume (true) reporting, and sets its
 // ManagedCluster's Available condition as registration would: Unknown while unreachable.
 func (s *Simulator) SetReachable(ctx context.Context, name string, reachable bool) error {
-	sp := s.spoke(name)
-	if sp == nil {
-		return fmt.Errorf("no simulated spoke %q", name)
+	if err := s.setAgent(name, func(sp *Spoke) { sp.reachable = reachable }); err != nil {
+		return err
 	}
-	sp.mu.Lock()
-	sp.reachable = reachable
-	sp.mu.Unlock()
 	status := metav1.ConditionUnknown
 	if reachable {
 		status = metav1.ConditionTrue
 		s.queue.Add(name)
 	}
 	return s.hub.SetAvailable(ctx, name, status)
+}
+
+// Silence makes a spoke's work-manager add-on stop (true) or resume (false) answering views
+// and actions, while the cluster stays Available and its policies report, as when the
+// add-on is down; TALM's scenarios play the add-on this way, writing the views' status
+// themselves.
+func (s *Simulator) Silence(name string, silent bool) error {
+	if err := s.setAgent(name, func(sp *Spoke) { sp.silent = silent }); err != nil {
+		return err
+	}
+	if !silent {
+		s.queue.Add(name)
+	}
+	return nil
+}
+
+// setAgent changes how a spoke's agents answer, under its lock.
+func (s *Simulator) setAgent(name string, set func(*Spoke)) error {
+	sp := s.spoke(name)
+	if sp == nil {
+		return fmt.Errorf("no simulated spoke %q", name)
+	}
+	sp.mu.Lock()
+	set(sp)
+	sp.mu.Unlock()
+	return nil
 }
 
 // Poke makes the simulator sync a spoke now, for example after a test changed its objects.

@@ -8,6 +8,10 @@ type SpokeSpec struct {
 	Version, Channel string
 	// Behaviour of its cluster-version operator.
 	Behaviour Behaviour
+	// Workers is the number of worker machines: zero for a single-node cluster
+	// (SingleReplica), more for a cluster of three control-plane nodes (HighlyAvailable).
+	// The machine-config pools follow it (machineConfigPools).
+	Workers int
 
 	// ClusterOperators names the cluster's ClusterOperators in the order an update reaches
 	// them; nil gives a realistic default set, machine-config last.
@@ -41,7 +45,7 @@ type SpokeSpec struct {
 // installed, the managed-upgrade-operator (which reads the health the others report).
 func extraOperators(spec SpokeSpec) []Operator {
 	firing := &alerts{firing: copyAlerts(spec.Alerts)}
-	ops := []Operator{firing, NewClusterOperators(spec), NewOLM(spec)}
+	ops := []Operator{firing, NewClusterOperators(spec), NewOLM(spec), newMachineConfigPools(spec)}
 	if spec.ManagedUpgrade != nil {
 		ops = append(ops, newManagedUpgradeOperator(*spec.ManagedUpgrade, firing))
 	}

@@ -25,7 +25,10 @@ type Spoke struct {
 	name      string
 	objects   *countingStore
 	reachable bool
-	cvo       *CVO
+	// silent is true while the cluster's work-manager add-on answers no view and no action,
+	// the cluster staying Available (Silence).
+	silent bool
+	cvo    *CVO
 	// operators run each round, the cluster-version operator first.
 	operators []Operator
 	// evaluations holds the last evaluation of each ConfigurationPolicy, by replicated
@@ -33,6 +36,9 @@ type Spoke struct {
 	evaluations map[string]evaluation
 	// writesSeen is the store's write count when the last round began.
 	writesSeen int
+	// claimed is the version the cluster's version claim last reported (the klusterlet's
+	// version.openshift.io); the spoke joins with its version claimed.
+	claimed string
 }
 
 type evaluation struct {
@@ -51,7 +57,7 @@ func newSpoke(spec SpokeSpec, updates UpdateSource, now time.Time) (*Spoke, erro
 	}
 	cvo := &CVO{Cluster: spec.Name, Behaviour: spec.Behaviour, Updates: updates}
 	return &Spoke{
-		name: spec.Name, objects: store, reachable: true, cvo: cvo,
+		name: spec.Name, objects: store, reachable: true, cvo: cvo, claimed: spec.Version,
 		operators:   append([]Operator{cvo}, extraOperators(spec)...),
 		evaluations: map[string]evaluation{},
 	}, nil
@@ -170,6 +176,16 @@ func decodePolicyTemplate(raw []byte, parentAction policyv1.RemediationAction) *
 		cp.Spec.RemediationAction = configpolicyv1.RemediationAction(parentAction)
 	}
 	return &template{name: cp.Name, prepared: configpolicy.Prepare(cp)}
+}
+
+// runningVersion is the version of the last update the ClusterVersion's history shows
+// completed, "" when none did.
+func (sp *Spoke) runningVersion() string {
+	cv, err := sp.clusterVersion()
+	if err != nil {
+		return ""
+	}
+	return completedVersion(cv)
 }
 
 func (sp *Spoke) clusterVersion() (*configv1.ClusterVersion, error) {

@@ -269,11 +269,11 @@ func viewHoldoff(status viewv1beta1.ViewStatus, interval time.Duration, now time
 }
 
 // answerView computes a view's status from the spoke's objects; false when the spoke is
-// unreachable.
+// unreachable or silenced.
 func (sp *Spoke) answerView(scope viewv1beta1.ViewScope, current viewv1beta1.ViewStatus, now time.Time) (viewv1beta1.ViewStatus, bool) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if !sp.reachable {
+	if !sp.reachable || sp.silent {
 		return viewv1beta1.ViewStatus{}, false
 	}
 	return ViewAnswer(scope, current, sp.objects, now), true

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -90,23 +91,28 @@ func clusterLabels(c Cluster) map[string]string {
 // SetAvailable sets a cluster's Available condition as registration would: True for a
 // healthy agent, Unknown when its lease expired, False when it reports itself unavailable;
 // the matching taint keeps Placements from selecting it.
+//
+// Like the real registration controller, it retries on a write conflict: the klusterlet's
+// claims (the simulator's version claim) are written to the same object.
 func (h *Hub) SetAvailable(ctx context.Context, name string, status metav1.ConditionStatus) error {
-	mc := &clusterv1.ManagedCluster{}
-	if err := h.Client.Get(ctx, client.ObjectKey{Name: name}, mc); err != nil {
-		return err
-	}
-	setClusterConditions(mc, status)
-	if err := h.Client.Status().Update(ctx, mc); err != nil {
-		return err
-	}
-	mc.Spec.Taints = withoutTaints(mc.Spec.Taints, TaintUnreachable, TaintUnavailable)
-	switch status {
-	case metav1.ConditionUnknown:
-		mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: TaintUnreachable, Effect: clusterv1.TaintEffectNoSelect, TimeAdded: metav1.Now()})
-	case metav1.ConditionFalse:
-		mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: TaintUnavailable, Effect: clusterv1.TaintEffectNoSelect, TimeAdded: metav1.Now()})
-	}
-	return h.Client.Update(ctx, mc)
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		mc := &clusterv1.ManagedCluster{}
+		if err := h.Client.Get(ctx, client.ObjectKey{Name: name}, mc); err != nil {
+			return err
+		}
+		setClusterConditions(mc, status)
+		if err := h.Client.Status().Update(ctx, mc); err != nil {
+			return err
+		}
+		mc.Spec.Taints = withoutTaints(mc.Spec.Taints, TaintUnreachable, TaintUnavailable)
+		switch status {
+		case metav1.ConditionUnknown:
+			mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: TaintUnreachable, Effect: clusterv1.TaintEffectNoSelect, TimeAdded: metav1.Now()})
+		case metav1.ConditionFalse:
+			mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: TaintUnavailable, Effect: clusterv1.TaintEffectNoSelect, TimeAdded: metav1.Now()})
+		}
+		return h.Client.Update(ctx, mc)
+	})
 }
 
 // RemoveCluster deletes a cluster and its namespace, as detaching it from the hub does.

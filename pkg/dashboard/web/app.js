@@ -38,7 +38,7 @@ function h(tag, attrs, ...children) {
 }
 
 function parseHash() {
-  const m = /^#\/(ClusterGroupUpgrade|ImageBasedGroupUpgrade)\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  const m = /^#\/(ClusterGroupUpgrade|ImageBasedGroupUpgrade|ManagedClustersUpgrade)\/([^/]+)\/([^/]+)$/.exec(location.hash);
   return m ? { kind: m[1], namespace: decodeURIComponent(m[2]), name: decodeURIComponent(m[3]) } : null;
 }
 
@@ -158,7 +158,7 @@ function renderOverview() {
       onclick: () => select(sel), onkeydown: (e) => { if (e.key === "Enter") select(sel); },
     },
     h("td", {}, h("div", { class: "name" }, r.name), h("div", { class: "muted" }, r.namespace,
-      r.kind === "ImageBasedGroupUpgrade" ? " · image-based" : "", r.owner ? " · step of " + r.owner : "")),
+      kindLabels[r.kind] || "", r.owner ? (r.ownerKind === "ManagedClustersUpgrade" ? " · runs " : " · step of ") + r.owner : "")),
     h("td", {}, badge(r.state), r.paused ? badge("Paused", "paused") : null),
     h("td", { class: "num" }, r.batch || "–"),
     h("td", {}, bar(r.counts, r.total), h("div", { class: "muted" }, r.done + "/" + r.total + " done")),
@@ -206,7 +206,7 @@ function renderDetail() {
       h("span", { class: "message" }, d.message || "")),
     d.wait ? h("div", { class: "waitbox" }, h("b", {}, (waitTitles[d.wait.kind] || d.wait.kind) + ": "), d.wait.message || d.wait.reason,
       d.wait.until ? " (until " + clock(d.wait.until) + ", " + ago(d.wait.until) + ")" : "") : null,
-    d.kind === "ImageBasedGroupUpgrade" ? steps(d) : timeline(d),
+    d.kind === "ImageBasedGroupUpgrade" ? steps(d) : d.kind === "ManagedClustersUpgrade" ? release(d) : timeline(d),
     running(d),
     problems("Held and waiting clusters", d.held, d.heldNotShown, "held"),
     problems("Failed and timed-out clusters", d.failed, d.failedNotShown, "failed"),
@@ -361,6 +361,22 @@ function events(list) {
   if (!list || list.length === 0) return section("Events", h("p", { class: "muted" }, "No event."));
   return section("Events", h("ul", { class: "events", id: "events" }, list.map((e) => h("li", { "data-type": e.type },
     h("span", { class: "when", title: clock(e.time) }, timeOfDay(e.time)), h("b", {}, e.reason), " ", e.message, e.count > 1 ? h("span", { class: "muted" }, " ×" + e.count) : null))));
+}
+
+// kindLabels say, in the list, what a rollout is when it is not a ClusterGroupUpgrade.
+const kindLabels = { ImageBasedGroupUpgrade: " · image-based", ManagedClustersUpgrade: " · release-named" };
+
+// release shows a ManagedClustersUpgrade's release, the ClusterGroupUpgrade that runs it and
+// the updates of its plan.
+function release(d) {
+  const r = d.release;
+  const link = r.upgrade ? h("a", { href: "#/ClusterGroupUpgrade/" + encodeURIComponent(d.namespace) + "/" + encodeURIComponent(r.upgrade) }, r.upgrade) : "not yet";
+  return section("Release " + r.version + " in " + r.channel, h("p", { id: "release" }, "Rolled out by ClusterGroupUpgrade ", link),
+    h("table", { class: "batches", id: "updates" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Update"), h("th", {}, "To"), h("th", {}, "Clusters"), h("th", {}, "Policy"), h("th", {}, "Accepted risks"))),
+      h("tbody", {}, r.updates.map((u) => h("tr", { "data-index": u.index, "data-version": u.version },
+        h("td", {}, u.index), h("td", {}, u.version), h("td", { class: "num" }, u.clusters), h("td", {}, u.policy),
+        h("td", {}, (u.risks || []).join(", ") || "–"))))));
 }
 
 function steps(d) {

@@ -44,3 +44,17 @@ func TestPace(t *testing.T) {
 		})
 	}
 }
+
+// spaceRequired as TALM's spec ConfigMap writes it (whole GiB) and as a quantity.
+func TestParseSpaceRequired(t *testing.T) {
+	for in, want := range map[string]int64{"": 0, "35": 35 << 30, " 1 ": 1 << 30, "30Gi": 30 << 30, "1Mi": 1 << 20, "0": 0} {
+		if got, err := parseSpaceRequired(in); err != nil || got != want {
+			t.Errorf("%q: %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"-1", "lots", "9999999999999"} {
+		if _, err := parseSpaceRequired(in); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+}

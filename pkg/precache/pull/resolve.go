@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -80,12 +82,20 @@ func Resolve(ctx context.Context, spec ranv1alpha1.PrecachingSpec, src Source) (
 	return Plan{Images: kept, Excluded: excluded, SpaceRequired: space}, nil
 }
 
-// parseSpaceRequired is the quantity in bytes, zero when it is empty.
+// parseSpaceRequired is spaceRequired in bytes, zero when it is empty: a whole number is
+// gibibytes, as TALM's spec ConfigMap writes it ("35"); anything else a quantity ("30Gi").
 func parseSpaceRequired(s string) (int64, error) {
-	if strings.TrimSpace(s) == "" {
+	s = strings.TrimSpace(s)
+	if s == "" {
 		return 0, nil
 	}
-	q, err := resource.ParseQuantity(strings.TrimSpace(s))
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 || n > math.MaxInt64/gibibyte {
+			return 0, fmt.Errorf("spaceRequired %q GiB is out of range", s)
+		}
+		return n * gibibyte, nil
+	}
+	q, err := resource.ParseQuantity(s)
 	if err != nil {
 		return 0, fmt.Errorf("spaceRequired %q is not a quantity: %w", s, err)
 	}
@@ -94,6 +104,9 @@ func parseSpaceRequired(s string) (int64, error) {
 	}
 	return q.Value(), nil
 }
+
+// gibibyte is the unit of a spaceRequired that is a whole number.
+const gibibyte = 1 << 30
 
 // parseOperators parses the "package:channel" entries, each once.
 func parseOperators(entries []string) ([]operator, error) {

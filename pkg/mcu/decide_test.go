@@ -1,0 +1,290 @@
+package mcu_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/cgu"
+	"github.com/cgu-operator/cgu-operator/pkg/mcu"
+	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
+	"github.com/cgu-operator/cgu-operator/tests/world/graphserver"
+)
+
+var now = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+
+func graph(t *testing.T) *updategraph.Graph {
+	return graphserver.NewGraph("eus-4.16").Edge("4.14.30", "4.15.40").Edge("4.15.40", "4.16.20").Edge("4.16.10", "4.16.20").
+		Conditional("4.16.12", "4.16.20", graphserver.AlwaysRisk("EtcdSlow")).Versions("4.12.1").MustBuild(t)
+}
+
+func rollout() *ranv1alpha1.ManagedClustersUpgrade {
+	return &ranv1alpha1.ManagedClustersUpgrade{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "fleet", Name: "to-4.16", Generation: 1},
+		Spec: ranv1alpha1.ManagedClustersUpgradeSpec{
+			ClusterSelector: &ranv1alpha1.MCUClusterSelector{MatchLabels: map[string]string{"fleet": "a"}},
+			ClusterVersion:  ranv1alpha1.MCUClusterVersion{Channel: "eus-4.16", Version: "4.16.20", Image: "quay.io/ocp@sha256:abc"},
+			UpgradeStrategy: ranv1alpha1.MCUUpgradeStrategy{MaxConcurrency: 2,
+				CanaryClusters: &ranv1alpha1.CanaryClusters{ClusterSelector: metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}}},
+		},
+	}
+}
+
+func facts(t *testing.T) mcu.Facts {
+	return mcu.Facts{MCU: rollout(), Now: now, Graph: graph(t), Clusters: []mcu.Cluster{
+		{Name: "eus", Version: "4.14.30"},
+		{Name: "canary", Version: "4.16.10", Labels: map[string]string{"canary": "true"}},
+		{Name: "z", Version: "4.16.10"},
+		{Name: "done", Version: "4.16.20", Labels: map[string]string{"canary": "true"}},
+		{Name: "stranded", Version: "4.12.1"},
+		{Name: "risky", Version: "4.16.12"},
+		{Name: "unknown"},
+	}}
+}
+
+func conditions(st ranv1alpha1.ManagedClustersUpgradeStatus) []string {
+	var out []string
+	for _, c := range st.Conditions {
+		out = append(out, c.Type+" "+string(c.Status)+" "+c.Reason)
+	}
+	return out
+}
+
+// Before the policies reach their clusters the rollout plans, makes them and waits: one
+// policy per release reached, the image with the target only, the held clusters named.
+func TestDecidePlansAndWaitsForThePolicies(t *testing.T) {
+	f := facts(t)
+	in := mcu.Decide(f)
+	hop, target := mcu.PolicyName(f.MCU, "4.15.40"), mcu.PolicyName(f.MCU, "4.16.20")
+	if in.Upgrade != nil {
+		t.Fatalf("a ClusterGroupUpgrade before the policies reached their clusters")
+	}
+	var made []string
+	for _, p := range in.Policies {
+		made = append(made, p.Name)
+	}
+	same(t, "policies", []string{hop, target}, made)
+	same(t, "the intermediate release's policy marked so", map[string]string{hop: "true", target: ""},
+		map[string]string{hop: in.Policies[0].Annotations[cgu.IntermediateAnnotation], target: in.Policies[1].Annotations[cgu.IntermediateAnnotation]})
+	if len(in.Placements) != 2 || len(in.Bindings) != 2 {
+		t.Errorf("placements %d, bindings %d, want 2 each", len(in.Placements), len(in.Bindings))
+	}
+	if got := in.Placements[1].Spec.Predicates[0].RequiredClusterSelector.LabelSelector.MatchExpressions[0].Values; !cmp.Equal(got, []string{"canary", "eus", "z"}) {
+		t.Errorf("the target's placement selects %v", got)
+	}
+	if !strings.Contains(string(in.Policies[1].Spec.PolicyTemplates[0].ObjectDefinition.Raw), "sha256:abc") ||
+		strings.Contains(string(in.Policies[0].Spec.PolicyTemplates[0].ObjectDefinition.Raw), "sha256:abc") {
+		t.Errorf("the image goes with the target only")
+	}
+	want := []ranv1alpha1.MCUStage{
+		{Index: 1, Version: "4.15.40", Clusters: 1, Policy: hop},
+		{Index: 1, Version: "4.16.20", Clusters: 2, Policy: target},
+		{Index: 2, Version: "4.16.20", Clusters: 1, Policy: target},
+	}
+	same(t, "stages", want, in.Status.Stages)
+	held := map[string]string{}
+	for _, h := range in.Status.Held {
+		held[h.Cluster] = h.Reason
+	}
+	same(t, "held", map[string]string{"stranded": "NoUpdatePath", "risky": "RiskNotAccepted", "unknown": "VersionUnknown"}, held)
+	same(t, "summary", &ranv1alpha1.ClustersSummary{Total: 7, Complete: 1, Pending: 3, Held: 3}, in.Status.ClustersSummary)
+	same(t, "canary summary, of those with an update to take", &ranv1alpha1.ClustersSummary{Total: 1, Pending: 1}, in.Status.CanaryClustersSummary)
+	if c := meta.FindStatusCondition(in.Status.Conditions, ranv1alpha1.MCUConditionApplied); c.Reason != mcu.ReasonWaitingPolicies ||
+		!strings.Contains(c.Message, hop+" on 0 of 1 clusters") {
+		t.Errorf("Applied %s %q", c.Reason, c.Message)
+	}
+}
+
+// Once the policies reach their clusters the rollout makes the ClusterGroupUpgrade: policies
+// in version order, canaries matched among the staged clusters, a batch's time one budget
+// per update of the longest path.
+func TestDecideMakesTheUpgradeOncePlaced(t *testing.T) {
+	f := facts(t)
+	hop, target := mcu.PolicyName(f.MCU, "4.15.40"), mcu.PolicyName(f.MCU, "4.16.20")
+	f.Placed = map[string][]string{hop: {"eus"}, target: {"canary", "eus", "z"}}
+	in := mcu.Decide(f)
+	u := in.Upgrade
+	if u == nil {
+		t.Fatalf("no ClusterGroupUpgrade once the policies reached their clusters: %v", conditions(in.Status))
+	}
+	same(t, "managed policies", []string{hop, target}, u.Spec.ManagedPolicies)
+	same(t, "clusters", []string{"canary", "eus", "z"}, u.Spec.Clusters)
+	rs := u.Spec.RemediationStrategy
+	// Two updates of 2h per batch; the canary's batch and one of the two others.
+	if !cmp.Equal(rs.Canaries, []string{"canary"}) || rs.MaxConcurrency != 2 || rs.Timeout != 2*4*60 || !*u.Spec.Enable {
+		t.Errorf("strategy %+v, enable %v", rs, *u.Spec.Enable)
+	}
+	if in.Status.Upgrade != f.MCU.Name {
+		t.Errorf("status.upgrade %q", in.Status.Upgrade)
+	}
+}
+
+// A multi-node cluster taking two updates pauses its worker pool before the first and resumes
+// it after the last (OpenShift's EUS-to-EUS update); a multi-node cluster taking one update,
+// and a single-node one taking two, do not. The batch's time counts the workers' own update.
+func TestDecidePausesTheWorkersOfMultiNodeClustersAcrossTheirPath(t *testing.T) {
+	f := facts(t)
+	for i := range f.Clusters {
+		switch f.Clusters[i].Name {
+		case "eus", "z":
+			f.Clusters[i].Topology = mcu.TopologyHighlyAvailable
+		}
+	}
+	f.Clusters = append(f.Clusters, mcu.Cluster{Name: "sno", Version: "4.14.30", Topology: "SingleReplica"})
+	hop, target := mcu.PolicyName(f.MCU, "4.15.40"), mcu.PolicyName(f.MCU, "4.16.20")
+	pause, resume := mcu.PausePolicyName(f.MCU), mcu.ResumePolicyName(f.MCU)
+	f.Placed = map[string][]string{pause: {"eus"}, hop: {"eus", "sno"}, target: {"canary", "eus", "sno", "z"}, resume: {"eus"}}
+	in := mcu.Decide(f)
+	if in.Upgrade == nil {
+		t.Fatalf("no ClusterGroupUpgrade: %v", conditions(in.Status))
+	}
+	same(t, "managed policies", []string{pause, hop, target, resume}, in.Upgrade.Spec.ManagedPolicies)
+	placed := map[string][]string{}
+	intermediate := map[string]string{}
+	for i, p := range in.Policies {
+		placed[p.Name] = in.Placements[i].Spec.Predicates[0].RequiredClusterSelector.LabelSelector.MatchExpressions[0].Values
+		intermediate[p.Name] = p.Annotations[cgu.IntermediateAnnotation]
+	}
+	same(t, "the pool's policies placed on the multi-node cluster of two updates alone", []string{"eus"}, placed[pause])
+	same(t, "resume too", []string{"eus"}, placed[resume])
+	same(t, "the pause superseded by the resume", map[string]string{pause: "true", hop: "true", target: "", resume: ""}, intermediate)
+	var pauseRaw, resumeRaw string
+	for _, p := range in.Policies {
+		switch p.Name {
+		case pause:
+			pauseRaw = string(p.Spec.PolicyTemplates[0].ObjectDefinition.Raw)
+		case resume:
+			resumeRaw = string(p.Spec.PolicyTemplates[0].ObjectDefinition.Raw)
+		}
+	}
+	if !strings.Contains(pauseRaw, `"paused":true`) || !strings.Contains(resumeRaw, `"paused":false`) || !strings.Contains(resumeRaw, `"type":"Updated"`) {
+		t.Errorf("pause %s, resume %s: want the worker pool paused, then resumed and Updated", pauseRaw, resumeRaw)
+	}
+	// Three updates of 2h per batch (two and the workers'), three batches.
+	if got := in.Upgrade.Spec.RemediationStrategy.Timeout; got != 3*3*2*60 {
+		t.Errorf("timeout %d minutes, want %d", got, 3*3*2*60)
+	}
+}
+
+// A risk accepted until later lets its cluster take the update; past that time it holds it
+// again.
+func TestDecideAcceptedRisksExpire(t *testing.T) {
+	f := facts(t)
+	f.MCU.Spec.AcceptedRisks = []ranv1alpha1.AcceptedRisk{{Name: "EtcdSlow", AcceptedBy: "ops@example.com", Until: &metav1.Time{Time: now.Add(time.Hour)}}}
+	in := mcu.Decide(f)
+	if got := in.Status.Stages[1]; got.Clusters != 3 || !cmp.Equal(got.Risks, []string{"EtcdSlow"}) {
+		t.Errorf("stage %+v, want the risky cluster in it with its risk named", got)
+	}
+	f.Now = now.Add(2 * time.Hour)
+	in = mcu.Decide(f)
+	if got := in.Status.Stages[1]; got.Clusters != 2 || len(got.Risks) != 0 {
+		t.Errorf("stage %+v after the acceptance expired", got)
+	}
+}
+
+// What the rollout cannot do is refused by a condition naming it, and nothing is made.
+func TestDecideRefusals(t *testing.T) {
+	for name, tc := range map[string]struct {
+		change func(*mcu.Facts)
+		want   string
+		wait   bool
+	}{
+		"no cluster":          {func(f *mcu.Facts) { f.Clusters = nil }, "Selected False NoClustersSelected", false},
+		"a missing placement": {func(f *mcu.Facts) { f.MissingPlacements = []string{"fleet/dev"} }, "Selected False PlacementNotFound", false},
+		"the graph unavailable": {func(f *mcu.Facts) { f.Graph, f.GraphErr = nil, errors.New("connection refused") },
+			"Applied False UpdateGraphUnavailable", true},
+		"an empty channel":  {func(f *mcu.Facts) { f.Graph = &updategraph.Graph{} }, "Applied False ChannelNotServed", false},
+		"an unknown target": {func(f *mcu.Facts) { f.MCU.Spec.ClusterVersion.Version = "4.16.99" }, "Applied False VersionNotFound", false},
+		"include and exclude": {func(f *mcu.Facts) {
+			op := ranv1alpha1.OperatorReference{Name: "sriov", Namespace: "openshift-sriov-network-operator"}
+			f.MCU.Spec.OCPOperators = &ranv1alpha1.OCPOperators{Include: []ranv1alpha1.OperatorReference{op}, Exclude: []ranv1alpha1.OperatorReference{op}}
+		}, "Applied False InvalidOperators", false},
+		"approve all": {func(f *mcu.Facts) { f.MCU.Spec.OCPOperators = &ranv1alpha1.OCPOperators{ApproveAllUpgrades: true} },
+			"Applied False ApproveAllNotSupported", false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := facts(t)
+			tc.change(&f)
+			in := mcu.Decide(f)
+			if in.Upgrade != nil || len(in.Policies) > 0 {
+				t.Errorf("made objects")
+			}
+			got := conditions(in.Status)
+			found := false
+			for _, c := range got {
+				found = found || c == tc.want
+			}
+			if !found {
+				t.Errorf("conditions %v, want %q", got, tc.want)
+			}
+			if (in.Wait > 0) != tc.wait {
+				t.Errorf("wait %v", in.Wait)
+			}
+		})
+	}
+}
+
+// Once the ClusterGroupUpgrade exists, the plan stays as written and the summaries come
+// from its clusters; clusters outside it count as they did.
+func TestDecideSummariesFromTheUpgrade(t *testing.T) {
+	f := facts(t)
+	f.Placed = map[string][]string{mcu.PolicyName(f.MCU, "4.15.40"): {"eus"}, mcu.PolicyName(f.MCU, "4.16.20"): {"canary", "eus", "z"}}
+	f.MCU.Status = mcu.Decide(f).Status
+	f.Upgrade = &mcu.Child{Name: "to-4.16", Canaries: []string{"canary"}, Clusters: []string{"canary", "eus", "z"},
+		States: map[string]ranv1alpha1.ClusterState{"canary": ranv1alpha1.ClusterCompleted, "eus": ranv1alpha1.ClusterInProgress, "z": ranv1alpha1.ClusterFailed}}
+	in := mcu.Decide(f)
+	if in.Upgrade != nil || len(in.Policies) > 0 {
+		t.Errorf("made objects again")
+	}
+	same(t, "summary", &ranv1alpha1.ClustersSummary{Total: 7, Initialized: 3, PartialUpgrade: 1, Complete: 2, Failed: 1, Held: 3}, in.Status.ClustersSummary)
+	same(t, "canary summary", &ranv1alpha1.ClustersSummary{Total: 1, Initialized: 1, Complete: 1}, in.Status.CanaryClustersSummary)
+	same(t, "stages changed", f.MCU.Status.Stages, in.Status.Stages)
+	want := []string{"Selected True ManagedClustersSelected", "Applied True UpgradeApplied", "InProgress True UpgradeInProgress",
+		"Complete False UpgradeNotComplete", "Failed True ClustersFailed"}
+	same(t, "conditions", want, conditions(in.Status))
+
+	// A second pass reads the status the first wrote: the counts do not drift.
+	f.MCU.Status = in.Status
+	same(t, "summary on the next pass", in.Status.ClustersSummary, mcu.Decide(f).Status.ClustersSummary)
+
+	f.Upgrade.Ended, f.Upgrade.States["eus"], f.Upgrade.States["z"] = true, ranv1alpha1.ClusterCompleted, ranv1alpha1.ClusterCompleted
+	f.MCU.Status.Held, f.MCU.Status.ClustersSummary.Total = nil, 4
+	in = mcu.Decide(f)
+	if c := meta.FindStatusCondition(in.Status.Conditions, ranv1alpha1.MCUConditionComplete); c.Status != metav1.ConditionTrue {
+		t.Errorf("Complete %s %s %q", c.Status, c.Reason, c.Message)
+	}
+}
+
+// same reports a difference between want and got.
+func same(t *testing.T, what string, want, got any) {
+	t.Helper()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", what, diff)
+	}
+}
+
+// Paths that make more updates than the status holds are refused, nothing made.
+func TestDecideRefusesMoreStagesThanTheStatusHolds(t *testing.T) {
+	b := graphserver.NewGraph("eus-4.16")
+	f := mcu.Facts{MCU: rollout(), Now: now}
+	for i := range mcu.StageLimit {
+		from, via := fmt.Sprintf("4.14.%d", i), fmt.Sprintf("4.15.%d", i)
+		b = b.Edge(from, via).Edge(via, "4.16.20")
+		f.Clusters = append(f.Clusters, mcu.Cluster{Name: fmt.Sprintf("c%d", i), Version: from})
+	}
+	f.Graph = b.MustBuild(t)
+	in := mcu.Decide(f)
+	if c := meta.FindStatusCondition(in.Status.Conditions, ranv1alpha1.MCUConditionApplied); c == nil || c.Reason != mcu.ReasonTooManyStages {
+		t.Fatalf("Applied %+v, want %s", c, mcu.ReasonTooManyStages)
+	}
+	if len(in.Policies) > 0 || in.Upgrade != nil || len(in.Status.Stages) > 0 {
+		t.Errorf("made %d policies, %v, %d stages", len(in.Policies), in.Upgrade, len(in.Status.Stages))
+	}
+}
