@@ -187,8 +187,8 @@ var _ = Describe("ManagedClustersUpgrade", func() {
 			"the two-update cluster no longer runs the intermediate release, whose policy does not hold the rollout")
 		Expect(version(badBackup)(Default)).To(Equal(harness.From))
 		Expect(version(current)(Default)).To(Equal(mcuTarget))
-		// The MCU reads its summaries back from the ClusterGroupUpgrade's ManifestWorks on its
-		// own passes: the failed backup's shows once the MCU controller has looked again.
+		// The MCU counts the ClusterGroupUpgrade's ManifestWorks on the pass that a work
+		// agent's report starts: the failed backup's is counted before its work is deleted.
 		Eventually(storedMCU(ctx, m)).WithTimeout(settle).Should(HaveField("Status.PreUpgradeActionSummary", PointTo(HaveField("Degraded", 1))))
 		Eventually(func(g Gomega) string {
 			var mc clusterv1.ManagedCluster

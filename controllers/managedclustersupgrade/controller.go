@@ -11,16 +11,19 @@ package managedclustersupgrade
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -28,6 +31,8 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
 	"github.com/cgu-operator/cgu-operator/pkg/mcu"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 )
 
@@ -87,10 +92,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // SetupWithManager registers the controller: a ManagedClustersUpgrade is reconciled when its
-// spec changes, when its ClusterGroupUpgrade or one of its policies changes, and, while it
-// has no ClusterGroupUpgrade, when a cluster joins or its labels change.
+// spec changes, when its ClusterGroupUpgrade or one of its policies changes, when the work
+// agents report on its ClusterGroupUpgrade's ManifestWorks (the action summaries), and,
+// while it has no ClusterGroupUpgrade, when a cluster joins or its labels change.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if !r.Unserved.Works {
+		b = b.Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(r.workOwner),
+			builder.WithPredicates(workStatusChanged{}))
+	}
+	return b.
 		Named("managedclustersupgrade").
 		For(&ranv1alpha1.ManagedClustersUpgrade{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&ranv1alpha1.ClusterGroupUpgrade{}).
@@ -99,6 +110,39 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.unplanned),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(r)
+}
+
+// workOwner enqueues the ManagedClustersUpgrade whose ClusterGroupUpgrade (of its name, in
+// its namespace) a ManifestWork was made for.
+func (r *Reconciler) workOwner(ctx context.Context, obj client.Object) []reconcile.Request {
+	ns, value, ok := ownership.Of(obj.GetLabels())
+	if !ok {
+		return nil
+	}
+	var list ranv1alpha1.ManagedClustersUpgradeList
+	if err := r.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if m := &list.Items[i]; m.Status.Upgrade != "" && names.LabelValue(m.Status.Upgrade) == value {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(m)})
+		}
+	}
+	return out
+}
+
+// workStatusChanged passes a ManifestWork's new status from its work agent and its
+// deletion: what the action summaries count.
+type workStatusChanged struct{ predicate.Funcs }
+
+func (workStatusChanged) Create(event.CreateEvent) bool   { return false }
+func (workStatusChanged) Delete(event.DeleteEvent) bool   { return true }
+func (workStatusChanged) Generic(event.GenericEvent) bool { return false }
+func (workStatusChanged) Update(e event.UpdateEvent) bool {
+	o, okOld := e.ObjectOld.(*workv1.ManifestWork)
+	n, okNew := e.ObjectNew.(*workv1.ManifestWork)
+	return !okOld || !okNew || !equality.Semantic.DeepEqual(o.Status, n.Status)
 }
 
 // unplanned enqueues the ManagedClustersUpgrades that have no ClusterGroupUpgrade yet: a

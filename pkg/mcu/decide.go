@@ -309,8 +309,8 @@ func running(f Facts, st ranv1alpha1.ManagedClustersUpgradeStatus, set func(stri
 		c := summarize(u.States, u.Canaries)
 		st.CanaryClustersSummary = &c
 	}
-	st.PreUpgradeActionSummary = actionSummary(m.Spec.PreUpgradeAction, f.PreWorks, u.Ended, m.Status.PreUpgradeActionSummary)
-	st.PostUpgradeActionSummary = actionSummary(m.Spec.PostUpgradeAction, f.PostWorks, u.Ended, m.Status.PostUpgradeActionSummary)
+	st.PreUpgradeActionSummary = actionSummary(m.Spec.PreUpgradeAction, f.PreWorks, m.Status.PreUpgradeActionSummary)
+	st.PostUpgradeActionSummary = actionSummary(m.Spec.PostUpgradeAction, f.PostWorks, m.Status.PostUpgradeActionSummary)
 	set(ranv1alpha1.MCUConditionApplied, metav1.ConditionTrue, ReasonApplied, fmt.Sprintf("ClusterGroupUpgrade %s rolls the upgrade out", u.Name))
 	switch {
 	case u.Ended:
@@ -378,13 +378,14 @@ func planSummaries(f Facts, staged []string, holds []hops.Hold) (canary, all *ra
 	return canary, all
 }
 
-// actionSummary counts an action's ManifestWorks; once the rollout ended and its works are
-// gone, the last count stays.
-func actionSummary(action *ranv1alpha1.UpgradeAction, works map[string]WorkState, ended bool, before *ranv1alpha1.ActionSummary) *ranv1alpha1.ActionSummary {
+// actionSummary counts an action's ManifestWorks; once they are gone, the last count stays.
+// The ClusterGroupUpgrade deletes its works before it records its end, so a pass may see
+// them gone while the rollout still runs: an empty list never replaces a count.
+func actionSummary(action *ranv1alpha1.UpgradeAction, works map[string]WorkState, before *ranv1alpha1.ActionSummary) *ranv1alpha1.ActionSummary {
 	switch {
 	case action == nil:
 		return nil
-	case ended && len(works) == 0 && before != nil:
+	case len(works) == 0 && before != nil:
 		return before
 	}
 	s := &ranv1alpha1.ActionSummary{Total: len(works)}

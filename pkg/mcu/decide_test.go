@@ -262,6 +262,33 @@ func TestDecideSummariesFromTheUpgrade(t *testing.T) {
 	}
 }
 
+// The action summaries count the works as their agents report them; the works the
+// ClusterGroupUpgrade deletes as it ends (before it records its end) leave the last count.
+func TestDecideActionSummaries(t *testing.T) {
+	f := facts(t)
+	f.MCU.Spec.PreUpgradeAction = &ranv1alpha1.UpgradeAction{}
+	f.Placed = map[string][]string{mcu.PolicyName(f.MCU, "4.15.40"): {"eus"}, mcu.PolicyName(f.MCU, "4.16.20"): {"canary", "eus", "z"}}
+	f.MCU.Status = mcu.Decide(f).Status
+	f.Upgrade = &mcu.Child{Name: "to-4.16", Clusters: []string{"canary", "eus", "z"},
+		States: map[string]ranv1alpha1.ClusterState{"canary": ranv1alpha1.ClusterCompleted, "eus": ranv1alpha1.ClusterInProgress}}
+	f.PreWorks = map[string]mcu.WorkState{
+		"canary": {Applied: true, Available: true},
+		"eus":    {Applied: true, Progressing: true},
+		"z":      {Applied: true, Degraded: true},
+	}
+	counted := &ranv1alpha1.ActionSummary{Total: 3, Applied: 3, Available: 1, Progressing: 1, Degraded: 1}
+	st := mcu.Decide(f).Status
+	same(t, "pre-action summary", counted, st.PreUpgradeActionSummary)
+	if st.PostUpgradeActionSummary != nil {
+		t.Errorf("a post-action summary without a post-action: %+v", st.PostUpgradeActionSummary)
+	}
+
+	f.MCU.Status, f.PreWorks = st, nil
+	same(t, "works deleted, the rollout not yet ended", counted, mcu.Decide(f).Status.PreUpgradeActionSummary)
+	f.Upgrade.Ended = true
+	same(t, "works deleted, the rollout ended", counted, mcu.Decide(f).Status.PreUpgradeActionSummary)
+}
+
 // same reports a difference between want and got.
 func same(t *testing.T, what string, want, got any) {
 	t.Helper()
