@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // Operator names an installed OLM operator by its Subscription.
@@ -58,4 +60,49 @@ func (s Operators) Approves(o Operator) bool {
 		return true
 	}
 	return s.ApproveAll
+}
+
+// ApproveAllTemplates is the object-templates-raw of the policy that approves every operator
+// but those excluded. The hub cannot list a cluster's Subscriptions, so the list is made on
+// the cluster: the config-policy controller resolves the template there, on each evaluation.
+// Every Subscription with Manual approval, but the excluded ones, must be AtLatestKnown (a
+// cluster with a pending upgrade is NonCompliant; one without any such Subscription complies,
+// the policy having no object then); and while one waits on its InstallPlan (UpgradePending),
+// that plan, the one the Subscription names, must be approved, which enforcing the policy
+// does on the cluster. Stale plans are never approved.
+func ApproveAllTemplates(exclude []Operator) string {
+	skip := make([]string, len(exclude))
+	for i, o := range exclude {
+		skip[i] = strconv.Quote(o.String())
+	}
+	const subscriptions = `lookup "operators.coreos.com/v1alpha1" "Subscription" "" ""`
+	return `{{- $excluded := list ` + strings.Join(skip, " ") + ` }}
+{{- range $sub := (` + subscriptions + `).items }}
+{{- $ns := $sub.metadata.namespace }}
+{{- $name := $sub.metadata.name }}
+{{- if and (eq (dig "spec" "installPlanApproval" "" $sub) "Manual") (not (has (printf "%s/%s" $ns $name) $excluded)) }}
+- complianceType: musthave
+  objectDefinition:
+    apiVersion: operators.coreos.com/v1alpha1
+    kind: Subscription
+    metadata:
+      name: {{ $name | quote }}
+      namespace: {{ $ns | quote }}
+    status:
+      state: AtLatestKnown
+{{- $plan := dig "status" "installPlanRef" "name" "" $sub }}
+{{- if and (eq (dig "status" "state" "" $sub) "UpgradePending") (ne $plan "") }}
+- complianceType: musthave
+  objectDefinition:
+    apiVersion: operators.coreos.com/v1alpha1
+    kind: InstallPlan
+    metadata:
+      name: {{ $plan | quote }}
+      namespace: {{ $ns | quote }}
+    spec:
+      approved: true
+{{- end }}
+{{- end }}
+{{- end }}
+`
 }

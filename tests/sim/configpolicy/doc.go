@@ -105,9 +105,16 @@
 // written). This found the controller's quirks kept here, e.g. that a template list item that is
 // not a map is taken as a nil map when tried against a map item, so an empty map item claims it.
 //
+// # Templates
+//
+// spec.object-templates-raw is resolved on every evaluation by the controller's own template
+// library, with lookup reading the store (templates.go); TestRawTemplatesMatchRealController
+// checks it against the real controller.
+//
 // # Not simulated
 //
-// Go templates and object-templates-raw (ErrTemplatesNotSimulated), spec.customMessage (the default
+// Go templates in spec.object-templates, the template functions of object-templates-raw that read
+// objects other than through lookup (ErrTemplatesNotSimulated), spec.customMessage (the default
 // message is used), pruneObjectBehavior, recreateOption IfRequired (the store never rejects an
 // update), the comparison of a Secret's stringData with its decoded data, watches and evaluation
 // intervals (every Evaluate call evaluates). The store applies no defaults, pruning or validation;

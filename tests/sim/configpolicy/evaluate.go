@@ -59,6 +59,21 @@ func Evaluate(policy *configpolicyv1.ConfigurationPolicy, store Store, now time.
 // is enforce, and reports the compliance the controller reports after the changes. The
 // spec.customMessage templates are not applied: the message is always the default one.
 func (p *Prepared) Evaluate(store Store, now time.Time) Result {
+	if p.raw != "" && p.remediation != "" { // the controller validates the policy first
+		resolved, templateErr, err := p.resolved(store)
+		switch {
+		case err != nil:
+			res := p.policyLevelResult(false, "Templates not simulated", err.Error(), now)
+			res.Err = err
+
+			return res
+		case templateErr != "":
+			return p.policyLevelResult(false, reasonTemplateError, templateErr, now)
+		}
+
+		p = resolved
+	}
+
 	switch {
 	case p.notSimulated != nil:
 		res := p.policyLevelResult(false, "Templates not simulated", p.notSimulated.Error(), now)
@@ -67,6 +82,8 @@ func (p *Prepared) Evaluate(store Store, now time.Time) Result {
 		return res
 	case p.remediation == "":
 		return p.policyLevelResult(false, "Invalid spec", "Policy does not have a RemediationAction specified", now)
+	case p.rawErr != "":
+		return p.policyLevelResult(false, reasonTemplateError, p.rawErr, now)
 	case len(p.templates) == 0:
 		return p.policyLevelResult(true, "No object templates",
 			p.name+" contains no object templates to check, and thus has no violations", now)

@@ -471,7 +471,8 @@ func TestEvaluateTemplatesNotSimulated(t *testing.T) {
 		"go template": cmSpec("inform", "musthave", cmDefault,
 			"    data: {a: '{{ fromConfigMap \"default\" \"x\" \"a\" }}'}\n"),
 		"encrypted value":      cmSpec("inform", "musthave", cmDefault, "    data: {a: '$ocm_encrypted:abc'}\n"),
-		"object-templates-raw": "remediationAction: inform\nobject-templates-raw: '- complianceType: musthave'",
+		"object-templates-raw reading a ConfigMap": "remediationAction: inform\nobject-templates-raw: " +
+			"'{{ fromConfigMap \"default\" \"x\" \"a\" }}'",
 	}
 
 	for name, spec := range cases {

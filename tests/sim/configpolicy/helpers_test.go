@@ -22,6 +22,8 @@ var (
 	configMapGVK      = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	widgetGVK         = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
 	clusterVersionGVK = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "ClusterVersion"}
+	subscriptionGVK   = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: "Subscription"}
+	installPlanGVK    = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: "InstallPlan"}
 )
 
 // baseNamespaces are present in every test store.
@@ -35,6 +37,8 @@ var baseNamespaces = []string{
 func testMapper() *Mapper {
 	m := NewMapper()
 	m.Add(widgetGVK, "widgets", true)
+	m.Add(subscriptionGVK, "subscriptions", true)
+	m.Add(installPlanGVK, "installplans", true)
 
 	return m
 }

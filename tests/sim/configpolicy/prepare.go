@@ -35,6 +35,11 @@ type Prepared struct {
 	namespaces   namespaceSelector
 	templates    []*objectTemplate
 	notSimulated error
+	// raw is spec.object-templates-raw when it holds templates: it is resolved against the
+	// store on every evaluation (templates.go). rawErr is the message of a raw text that is
+	// not valid YAML.
+	raw    string
+	rawErr string
 }
 
 // objectTemplate is one parsed entry of spec.object-templates.
@@ -92,22 +97,33 @@ func Prepare(policy *configpolicyv1.ConfigurationPolicy) *Prepared {
 
 	p.namespaces = prepareNamespaceSelector(policy.Spec.NamespaceSelector)
 
-	for i, ot := range policy.Spec.ObjectTemplates {
+	objectTemplates := policy.Spec.ObjectTemplates
+	if raw := policy.Spec.ObjectTemplatesRaw; raw != "" && !templatesDisabled(policy) {
+		// The controller replaces spec.object-templates with what the raw text gives.
+		objectTemplates = p.prepareRaw(raw)
+	}
+
+	for i, ot := range objectTemplates {
 		p.templates = append(p.templates, prepareTemplate(i, ot, policy.Name))
 	}
 
 	return p
 }
 
-// templatesInUse returns an error wrapping ErrTemplatesNotSimulated when the controller would
-// resolve templates in the policy.
-func templatesInUse(policy *configpolicyv1.ConfigurationPolicy) error {
-	if disabled, err := strconv.ParseBool(policy.Annotations[disableTemplatesAnnotation]); err == nil && disabled {
-		return nil
-	}
+// templatesDisabled reports whether the policy turns templates off; the controller then reads
+// spec.object-templates only.
+func templatesDisabled(policy *configpolicyv1.ConfigurationPolicy) bool {
+	disabled, err := strconv.ParseBool(policy.Annotations[disableTemplatesAnnotation])
 
-	if policy.Spec.ObjectTemplatesRaw != "" {
-		return fmt.Errorf("%w: spec.object-templates-raw is set", ErrTemplatesNotSimulated)
+	return err == nil && disabled
+}
+
+// templatesInUse returns an error wrapping ErrTemplatesNotSimulated when the controller would
+// resolve templates in spec.object-templates (those of spec.object-templates-raw are
+// simulated, and replace these).
+func templatesInUse(policy *configpolicyv1.ConfigurationPolicy) error {
+	if templatesDisabled(policy) || policy.Spec.ObjectTemplatesRaw != "" {
+		return nil
 	}
 
 	for i, ot := range policy.Spec.ObjectTemplates {
