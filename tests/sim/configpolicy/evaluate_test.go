@@ -470,7 +470,7 @@ func TestEvaluateTemplatesNotSimulated(t *testing.T) {
 	cases := map[string]string{
 		"go template": cmSpec("inform", "musthave", cmDefault,
 			"    data: {a: '{{ fromConfigMap \"default\" \"x\" \"a\" }}'}\n"),
-		"encrypted value":      cmSpec("inform", "musthave", cmDefault, "    data: {a: '$ocm_encrypted:abc'}\n"),
+		"encrypted value": cmSpec("inform", "musthave", cmDefault, "    data: {a: '$ocm_encrypted:abc'}\n"),
 		"object-templates-raw reading a ConfigMap": "remediationAction: inform\nobject-templates-raw: " +
 			"'{{ fromConfigMap \"default\" \"x\" \"a\" }}'",
 	}
