@@ -199,9 +199,15 @@ func (r *Reconciler) applyCleanup(ctx context.Context, s *scope) error {
 	if !s.in.Cleanup {
 		return nil
 	}
-	if _, err := r.cleaner().Cleanup(ctx, s.owner); err != nil {
+	_, held, err := r.cleaner().CleanupStep(ctx, s.owner)
+	if err != nil {
 		r.Metrics.RemediationError(metrics.OperationCleanup)
 		return fmt.Errorf("deleting the objects of the completed rollout: %w", err)
+	}
+	if held {
+		// The Placements go once the cache shows the bindings gone, whose deletion queues
+		// this rollout again; the timer is the fallback.
+		s.lookAgain(cacheLag)
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ import (
 func (r *Reconciler) lagNow() time.Time { return time.Now() }
 
 func (r *Reconciler) cleaner() ownership.Cleaner {
-	return ownership.Cleaner{Client: r.Client, Copies: r.Copies, Unserved: r.Unserved, Teardown: r.teardown}
+	return ownership.Cleaner{Client: r.Client, Copies: r.Copies, Unserved: r.Unserved, Teardown: r.teardown, Clock: r.Clock}
 }
 
 // teardown removes from the spokes what the rollout's jobs left there: the spoke jobs'

@@ -140,7 +140,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("clustergroupupgrade", klog.KObj(upgrade)))
 	if !upgrade.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, upgrade)
+		return r.finalize(ctx, upgrade)
 	}
 	if !controllerutil.ContainsFinalizer(upgrade, Finalizer) {
 		patch := client.MergeFrom(upgrade.DeepCopy())
@@ -240,24 +240,31 @@ func (r *Reconciler) conflict(s *scope, err error) (ctrl.Result, error) {
 	return ctrl.Result{RequeueAfter: cacheLag}, nil
 }
 
-// finalize deletes every object the ClusterGroupUpgrade made, then lets it go.
-func (r *Reconciler) finalize(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade) error {
+// finalize deletes every object the ClusterGroupUpgrade made, then lets it go. The
+// Placements go in a later pass than their bindings (ownership.Cleaner.CleanupStep): the
+// finalizer stays until then.
+func (r *Reconciler) finalize(ctx context.Context, upgrade *ranv1alpha1.ClusterGroupUpgrade) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(upgrade, Finalizer) {
-		return nil
+		return ctrl.Result{}, nil
 	}
 	owner := ownership.Owner{Namespace: upgrade.Namespace, Name: upgrade.Name}
-	if _, err := r.cleaner().Cleanup(ctx, owner); err != nil {
+	_, held, err := r.cleaner().CleanupStep(ctx, owner)
+	if err != nil {
 		r.Metrics.RemediationError(metrics.OperationCleanup)
-		return fmt.Errorf("deleting the objects of the rollout: %w", err)
+		return ctrl.Result{}, fmt.Errorf("deleting the objects of the rollout: %w", err)
+	}
+	if held {
+		// The deletion of the bindings queues the rollout again; the timer is the fallback.
+		return ctrl.Result{RequeueAfter: cacheLag}, nil
 	}
 	patch := client.MergeFrom(upgrade.DeepCopy())
 	controllerutil.RemoveFinalizer(upgrade, Finalizer)
 	// Gone already: an earlier pass removed the finalizer, and the cache had not shown it.
 	if err := r.Client.Patch(ctx, upgrade, patch); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("removing finalizer: %w", err)
+		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
 	}
 	r.Metrics.Forget(client.ObjectKeyFromObject(upgrade).String())
-	return nil
+	return ctrl.Result{}, nil
 }
 
 // result asks to be reconciled again when the decision wants to look again without a new

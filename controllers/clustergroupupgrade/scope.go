@@ -37,7 +37,8 @@ type scope struct {
 	// catches up.
 	wait *expectedWait
 	// flush is how long until a deferred write is due (progressInterval,
-	// enforcementInterval); zero when nothing was deferred.
+	// enforcementInterval), or until a step asked to look again (lookAgain); zero when
+	// nothing was deferred.
 	flush time.Duration
 }
 
@@ -56,6 +57,13 @@ type expectedWait struct {
 // waitFor ends the reconcile with an expected wait.
 func (s *scope) waitFor(after time.Duration, format string, args ...any) {
 	s.wait, s.done = &expectedWait{reason: fmt.Sprintf(format, args...), after: after}, true
+}
+
+// lookAgain asks for another pass within after, without ending this one.
+func (s *scope) lookAgain(after time.Duration) {
+	if s.flush == 0 || after < s.flush {
+		s.flush = after
+	}
 }
 
 // deferWrite reports whether a paced write (progress, or enforcement inside a batch) waits,

@@ -13,9 +13,11 @@ package orphans
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,6 +42,8 @@ type Reconciler struct {
 	// Copies reads the copied ConfigMaps (ownership.Cleaner).
 	Copies   client.Reader
 	Unserved hubapi.Unserved
+	// Clock dates the emptying of Placements before their bindings go (ownership.Cleaner).
+	Clock clock.PassiveClock
 }
 
 // Reconcile sweeps the objects of one owner ({namespace, owner label value}) when no
@@ -48,15 +52,23 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("owner", klog.KRef(req.Namespace, req.Name)))
 	f, err := r.gather(ctx, req.Namespace, req.Name)
+	held := false
 	if err == nil {
-		err = r.apply(ctx, req.Namespace, req.Name, orphans.Decide(f))
+		held, err = r.apply(ctx, req.Namespace, req.Name, orphans.Decide(f))
 	}
 	if err != nil && ctx.Err() != nil {
 		ctrl.LoggerFrom(ctx).V(1).Info("Stopped during a sweep", "error", err)
 		return ctrl.Result{}, nil
 	}
+	if held && err == nil {
+		// The Placements go once the cache shows their bindings gone.
+		return ctrl.Result{RequeueAfter: heldRetry}, nil
+	}
 	return ctrl.Result{}, err
 }
+
+// heldRetry is when a sweep that held Placements back looks again (deletions do not queue it).
+const heldRetry = time.Second
 
 // SetupWithManager registers the sweep: every kind it deletes queues its owner when first
 // listed, and a deleted ClusterGroupUpgrade queues itself.

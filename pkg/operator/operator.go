@@ -291,7 +291,8 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	if err := mc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ManagedClustersUpgrade controller: %w", err)
 	}
-	sweep := &orphanscontroller.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Copies: mgr.GetCache(), Unserved: hub.unserved}
+	sweep := &orphanscontroller.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Copies: mgr.GetCache(), Unserved: hub.unserved,
+		Clock: clk}
 	if err := sweep.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the orphan sweep: %w", err)
 	}
