@@ -385,11 +385,21 @@ var _ = Describe("ManifestWork rollouts", func() {
 			HaveField("CurrentManifestWork.Name", "prep"))))
 
 		By("as TALM, currentManifestWork.status is the ManifestWork's resource status: the Job's conditions, kept once the work is gone")
-		work := ended[0].CurrentManifestWork.Status
-		Expect(work).NotTo(BeNil())
-		Expect(work.Manifests).To(ContainElement(And(HaveField("ResourceMeta.Kind", "Job"),
+		Expect(ended[0].CurrentManifestWork.Status).NotTo(BeNil())
+		Expect(ended[0].CurrentManifestWork.Status.Manifests).To(ContainElement(And(HaveField("ResourceMeta.Kind", "Job"),
 			HaveField("Conditions", ContainElement(HaveField("Type", workv1.WorkApplied))))))
-		Expect(hub.Client.Delete(ctx, workOf(ctx, cgu, manifestwork.RoleStep, "prep", clusters[0])(Default))).To(Succeed())
+		// The agent may report more after the timeout: the work is deleted once the status
+		// shows its latest report, exactly that version of it.
+		var work *workv1.ManifestResourceStatus
+		Eventually(func(g Gomega) {
+			w := workOf(ctx, cgu, manifestwork.RoleStep, "prep", clusters[0])(g)
+			g.Expect(w).NotTo(BeNil())
+			g.Expect(fleet.Stored(ctx, cgu)(g).Status.Clusters).To(ContainElement(
+				HaveField("CurrentManifestWork.Status", Equal(&w.Status.ResourceStatus))))
+			rv := w.ResourceVersion
+			g.Expect(hub.Client.Delete(ctx, w, client.Preconditions{ResourceVersion: &rv})).To(Succeed())
+			work = w.Status.ResourceStatus.DeepCopy()
+		}).WithTimeout(settle).Should(Succeed())
 		advance(ctx, time.Second, cgu)
 		Consistently(fleet.Stored(ctx, cgu)).WithTimeout(2 * time.Second).Should(HaveField("Status.Clusters",
 			ContainElement(HaveField("CurrentManifestWork.Status", Equal(work)))))
