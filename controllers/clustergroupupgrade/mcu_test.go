@@ -187,9 +187,10 @@ var _ = Describe("ManagedClustersUpgrade", func() {
 			"the two-update cluster no longer runs the intermediate release, whose policy does not hold the rollout")
 		Expect(version(badBackup)(Default)).To(Equal(harness.From))
 		Expect(version(current)(Default)).To(Equal(mcuTarget))
-		// The MCU counts the ClusterGroupUpgrade's ManifestWorks on the pass that a work
-		// agent's report starts: the failed backup's is counted before its work is deleted.
-		Eventually(storedMCU(ctx, m)).WithTimeout(settle).Should(HaveField("Status.PreUpgradeActionSummary", PointTo(HaveField("Degraded", 1))))
+		// The failed backup counts as degraded, whether the MCU saw its work's last report or
+		// only the batch record of the cluster it held (the works go as the rollout ends).
+		Eventually(storedMCU(ctx, m)).WithTimeout(settle).Should(HaveField("Status.PreUpgradeActionSummary",
+			PointTo(And(HaveField("Degraded", 1), HaveField("Available", 2)))))
 		Eventually(func(g Gomega) string {
 			var mc clusterv1.ManagedCluster
 			g.Expect(hub.Client.Get(ctx, client.ObjectKey{Name: twoHops}, &mc)).To(Succeed())
@@ -301,6 +302,42 @@ var _ = Describe("ManagedClustersUpgrade", func() {
 		Expect(olmString(cluster, sim.SubscriptionGVK, excluded, "status", "state")(Default)).To(Equal(sim.SubscriptionStateUpgradePending))
 		Expect(fleet.Stored(ctx, &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}})(Default).Spec.ManagedPolicies).To(
 			Equal([]string{mcu.PolicyName(m, mcuTarget), mcu.OperatorsPolicyName(m)}), "the operators after the platform")
+	})
+
+	It("approves every operator's upgrade but the excluded one's, each cluster listing its own Subscriptions", func(ctx SpecContext) {
+		const excluded = "ptp-operator"
+		approved := []string{"sriov-network-operator", "cluster-logging"}
+		clusters, err := fleet.JoinFleetWith(ctx, "mcuall", 2, func(s *sim.SpokeSpec) {
+			s.Version, s.Channel = harness.From, mcuChannel
+			for _, pkg := range append([]string{excluded}, approved...) {
+				s.Operators = append(s.Operators, sim.InstalledOperator{Package: pkg, Namespace: olmNS, Channel: "stable",
+					InstalledCSV: pkg + ".v4.16.0", Available: []string{pkg + ".v4.16.1"}, Approval: sim.ApprovalManual})
+			}
+		})
+		Expect(err).NotTo(HaveOccurred())
+		m := newMCU("mcu-all", "mcuall")
+		m.Spec.OCPOperators = &ranv1alpha1.OCPOperators{ApproveAllUpgrades: true,
+			Exclude: []ranv1alpha1.OperatorReference{{Name: excluded, Namespace: olmNS}}}
+		createMCU(ctx, m)
+
+		Eventually(func(g Gomega) bool {
+			return meta.IsStatusConditionTrue(storedMCU(ctx, m)(g).Status.Conditions, ranv1alpha1.MCUConditionComplete)
+		}).WithTimeout(settle).Should(BeTrue())
+		for _, cluster := range clusters {
+			Expect(version(cluster)(Default)).To(Equal(mcuTarget))
+			for _, pkg := range approved {
+				Expect(olmString(cluster, sim.SubscriptionGVK, pkg, "status", "installedCSV")(Default)).To(Equal(pkg+".v4.16.1"), cluster)
+			}
+			Expect(olmString(cluster, sim.SubscriptionGVK, excluded, "status", "installedCSV")(Default)).To(Equal(excluded+".v4.16.0"), "never approved")
+			Expect(olmString(cluster, sim.SubscriptionGVK, excluded, "status", "state")(Default)).To(Equal(sim.SubscriptionStateUpgradePending))
+		}
+		stored := fleet.Stored(ctx, &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}})(Default)
+		Expect(stored.Spec.ManagedPolicies).To(Equal([]string{mcu.PolicyName(m, mcuTarget), mcu.OperatorsPolicyName(m)}), "the operators after the platform")
+		Expect(stored.Spec.OperatorUpgrades).To(BeNil(), "the clusters approve their plans as the policy is enforced there")
+		cgu := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}}
+		root := m.Namespace + "." + mcu.OperatorsPolicyName(m)
+		Eventually(enforcedThrough(ctx, root, copyRoot(cgu, mcu.OperatorsPolicyName(m)))).WithTimeout(settle).Should(BeEmpty(),
+			"nothing left enforcing once the rollout completed")
 	})
 
 	DescribeTable("answers what it cannot do with a condition naming it, and starts nothing",

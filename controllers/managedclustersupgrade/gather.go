@@ -61,7 +61,7 @@ func (r *Reconciler) gather(ctx context.Context, m *ranv1alpha1.ManagedClustersU
 func (r *Reconciler) gatherChild(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) (*mcu.Child, error) {
 	child := &mcu.Child{Name: cgu.Name, State: cgu.Status.State, Clusters: cgu.Spec.Clusters, Batch: cgu.Status.CurrentBatch,
 		Ended:  meta.FindStatusCondition(cgu.Status.Conditions, ranv1alpha1.ConditionSucceeded) != nil,
-		States: map[string]ranv1alpha1.ClusterState{}}
+		States: map[string]ranv1alpha1.ClusterState{}, Reasons: map[string]string{}}
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
 		child.Canaries = rs.Canaries
 	}
@@ -75,6 +75,9 @@ func (r *Reconciler) gatherChild(ctx context.Context, cgu *ranv1alpha1.ClusterGr
 		}
 		for _, cp := range records.Items[i].Status.Clusters {
 			child.States[cp.Name] = cp.State
+			if cp.Reason != "" {
+				child.Reasons[cp.Name] = cp.Reason
+			}
 		}
 	}
 	return child, nil

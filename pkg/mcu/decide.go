@@ -20,6 +20,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/cgu"
 	"github.com/cgu-operator/cgu-operator/pkg/hops"
+	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/pkg/upgradepolicy"
@@ -51,12 +52,9 @@ const (
 	ReasonChannelNotServed  = "ChannelNotServed"
 	ReasonVersionNotFound   = "VersionNotFound"
 	ReasonInvalidOperators  = "InvalidOperators"
-	// ReasonApproveAllNotSupported: approving every operator needs the spokes' Subscriptions
-	// listed, which this version does not do yet.
-	ReasonApproveAllNotSupported = "ApproveAllNotSupported"
-	ReasonWaitingPolicies        = "WaitingForPolicies"
-	ReasonApplied                = "UpgradeApplied"
-	ReasonNothingToUpgrade       = "NothingToUpgrade"
+	ReasonWaitingPolicies   = "WaitingForPolicies"
+	ReasonApplied           = "UpgradeApplied"
+	ReasonNothingToUpgrade  = "NothingToUpgrade"
 	// ReasonTooManyStages: the paths make more updates than StageLimit.
 	ReasonTooManyStages  = "TooManyStages"
 	ReasonNotStarted     = "UpgradeNotStarted"
@@ -101,7 +99,9 @@ type Child struct {
 	Clusters, Canaries []string
 	Batch              *ranv1alpha1.BatchStatus
 	// States are the clusters' states from its batch records; a cluster in none is pending.
-	States map[string]ranv1alpha1.ClusterState
+	// Reasons are the records' reasons, by cluster, where they give one.
+	States  map[string]ranv1alpha1.ClusterState
+	Reasons map[string]string
 }
 
 // WorkState is what a pre- or post-action ManifestWork reports.
@@ -258,9 +258,6 @@ func refusal(f Facts) *refused {
 	if err := operatorsOf(m).Validate(); err != nil {
 		return applied(ReasonInvalidOperators, "spec.ocpOperators: %v", err)
 	}
-	if ops := m.Spec.OCPOperators; ops != nil && ops.ApproveAllUpgrades {
-		return applied(ReasonApproveAllNotSupported, "spec.ocpOperators.approveAllUpgrades is not supported yet: name the operators in include")
-	}
 	if len(f.MissingPlacements) > 0 {
 		return &refused{condition: ranv1alpha1.MCUConditionSelected, reason: ReasonPlacementNotFound,
 			message: "Placement " + strings.Join(f.MissingPlacements, ", ") + " not found"}
@@ -309,8 +306,8 @@ func running(f Facts, st ranv1alpha1.ManagedClustersUpgradeStatus, set func(stri
 		c := summarize(u.States, u.Canaries)
 		st.CanaryClustersSummary = &c
 	}
-	st.PreUpgradeActionSummary = actionSummary(m.Spec.PreUpgradeAction, f.PreWorks, m.Status.PreUpgradeActionSummary)
-	st.PostUpgradeActionSummary = actionSummary(m.Spec.PostUpgradeAction, f.PostWorks, m.Status.PostUpgradeActionSummary)
+	st.PreUpgradeActionSummary = actionSummary(m.Spec.PreUpgradeAction, f.PreWorks, u, preLastWord, m.Status.PreUpgradeActionSummary)
+	st.PostUpgradeActionSummary = actionSummary(m.Spec.PostUpgradeAction, f.PostWorks, u, postLastWord, m.Status.PostUpgradeActionSummary)
 	set(ranv1alpha1.MCUConditionApplied, metav1.ConditionTrue, ReasonApplied, fmt.Sprintf("ClusterGroupUpgrade %s rolls the upgrade out", u.Name))
 	switch {
 	case u.Ended:
@@ -378,24 +375,69 @@ func planSummaries(f Facts, staged []string, holds []hops.Hold) (canary, all *ra
 	return canary, all
 }
 
-// actionSummary counts an action's ManifestWorks; once they are gone, the last count stays.
-// The ClusterGroupUpgrade deletes its works before it records its end, so a pass may see
-// them gone while the rollout still runs: an empty list never replaces a count.
-func actionSummary(action *ranv1alpha1.UpgradeAction, works map[string]WorkState, before *ranv1alpha1.ActionSummary) *ranv1alpha1.ActionSummary {
-	switch {
-	case action == nil:
+// actionSummary counts an action's ManifestWorks, by cluster. The ClusterGroupUpgrade deletes
+// its works as it ends, maybe before this controller saw their last report (a work going
+// Degraded holds its cluster, which may end the rollout at once): a cluster whose work is gone
+// counts as its batch record tells (lastWord). While no work is left and no record tells
+// anything, the last count stays.
+func actionSummary(action *ranv1alpha1.UpgradeAction, works map[string]WorkState, u *Child,
+	lastWord func(ranv1alpha1.ClusterState, string) (WorkState, bool), before *ranv1alpha1.ActionSummary) *ranv1alpha1.ActionSummary {
+	if action == nil {
 		return nil
-	case len(works) == 0 && before != nil:
-		return before
 	}
-	s := &ranv1alpha1.ActionSummary{Total: len(works)}
-	for _, w := range works {
+	s := &ranv1alpha1.ActionSummary{}
+	count := func(w WorkState) {
+		s.Total++
 		s.Applied += b2i(w.Applied)
 		s.Available += b2i(w.Available)
 		s.Progressing += b2i(w.Progressing)
 		s.Degraded += b2i(w.Degraded)
 	}
+	told := false
+	for _, c := range u.Clusters {
+		w, ok := works[c]
+		if !ok {
+			w, ok = lastWord(u.States[c], u.Reasons[c])
+			told = told || ok
+		}
+		if ok {
+			count(w)
+		}
+	}
+	for c, w := range works {
+		if !slices.Contains(u.Clusters, c) {
+			count(w)
+		}
+	}
+	if len(works) == 0 && !told && before != nil {
+		return before
+	}
 	return s
+}
+
+// preLastWord is what a cluster's batch record tells of its pre-upgrade action: Available
+// for a cluster that went on to its update (the action had to be), Degraded for one the
+// action held.
+func preLastWord(state ranv1alpha1.ClusterState, reason string) (WorkState, bool) {
+	switch {
+	case state == ranv1alpha1.ClusterHeld && reason == manifestwork.ReasonPreUpgradeActionDegraded:
+		return WorkState{Applied: true, Degraded: true}, true
+	case state == ranv1alpha1.ClusterInProgress, state == ranv1alpha1.ClusterCompleted:
+		return WorkState{Applied: true, Available: true}, true
+	}
+	return WorkState{}, false
+}
+
+// postLastWord is what a cluster's batch record tells of its post-upgrade action: Available
+// for a completed cluster, Degraded for one the action failed.
+func postLastWord(state ranv1alpha1.ClusterState, reason string) (WorkState, bool) {
+	switch {
+	case state == ranv1alpha1.ClusterFailed && reason == manifestwork.ReasonPostUpgradeActionDegraded:
+		return WorkState{Applied: true, Degraded: true}, true
+	case state == ranv1alpha1.ClusterCompleted:
+		return WorkState{Applied: true, Available: true}, true
+	}
+	return WorkState{}, false
 }
 
 func b2i(b bool) int {
@@ -483,9 +525,9 @@ func wanted(m *ranv1alpha1.ManagedClustersUpgrade, byVersion map[string][]string
 	if len(pausing) > 0 {
 		o.add(m, workerPoolPolicy(m, ResumePolicyName(m), false), pausing)
 	}
-	if ops := m.Spec.OCPOperators; ops != nil && len(ops.Include) > 0 {
+	if p := operatorsPolicy(m); p != nil {
 		slices.Sort(all)
-		o.add(m, operatorsPolicy(m, ops.Include), slices.Compact(all))
+		o.add(m, p, slices.Compact(all))
 	}
 	return o
 }
@@ -535,7 +577,8 @@ func workerPoolPolicy(m *ranv1alpha1.ManagedClustersUpgrade, name string, paused
 	if !paused {
 		pool["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Updated", "status": "True"}}}
 	}
-	return configurationPolicy(m, name, []any{map[string]any{"complianceType": "musthave", "objectDefinition": pool}})
+	return configurationPolicy(m, name, map[string]any{
+		"object-templates": []any{map[string]any{"complianceType": "musthave", "objectDefinition": pool}}})
 }
 
 func (o *objects) add(m *ranv1alpha1.ManagedClustersUpgrade, p *policyv1.Policy, clusters []string) {
@@ -597,7 +640,7 @@ func upgradeOf(m *ranv1alpha1.ManagedClustersUpgrade, policies, clusters, canari
 	}
 	batch := perHop * time.Duration(hopCount)
 	ops := m.Spec.OCPOperators
-	if ops != nil && len(ops.Include) > 0 {
+	if approvesOperators(m) {
 		extra := DefaultOperatorsUpgradeTimeout
 		if s.OperatorsUpgradeTimeout != nil {
 			extra = s.OperatorsUpgradeTimeout.Duration
@@ -716,14 +759,32 @@ func operatorsOf(m *ranv1alpha1.ManagedClustersUpgrade) Operators {
 	return out
 }
 
-// operatorsPolicy asks every included operator's Subscription to be at the latest version
-// its channel offers, with Manual approval: a cluster complies once its pending InstallPlan
-// is approved and installed, which the ClusterGroupUpgrade approves while it enforces the
-// policy (spec.operatorUpgrades).
-func operatorsPolicy(m *ranv1alpha1.ManagedClustersUpgrade, include []ranv1alpha1.OperatorReference) *policyv1.Policy {
-	name := OperatorsPolicyName(m)
+// approvesOperators reports whether the rollout approves operators' upgrades: every one
+// (approveAllUpgrades) or those included.
+func approvesOperators(m *ranv1alpha1.ManagedClustersUpgrade) bool {
+	ops := m.Spec.OCPOperators
+	return ops != nil && (ops.ApproveAllUpgrades || len(ops.Include) > 0)
+}
+
+// operatorsPolicy is the policy of the operators' upgrades, nil when the rollout approves
+// none. With include, it asks every included operator's Subscription to be at the latest
+// version its channel offers, with Manual approval: a cluster complies once its pending
+// InstallPlan is approved and installed, which the ClusterGroupUpgrade approves while it
+// enforces the policy (spec.operatorUpgrades). With approveAllUpgrades the cluster lists its
+// own Subscriptions (ApproveAllTemplates), and enforcing the policy there approves the plans.
+func operatorsPolicy(m *ranv1alpha1.ManagedClustersUpgrade) *policyv1.Policy {
+	ops := m.Spec.OCPOperators
+	switch {
+	case ops == nil:
+		return nil
+	case ops.ApproveAllUpgrades:
+		return configurationPolicy(m, OperatorsPolicyName(m), map[string]any{
+			"object-templates-raw": ApproveAllTemplates(operatorsOf(m).Exclude)})
+	case len(ops.Include) == 0:
+		return nil
+	}
 	var objs []any
-	for _, o := range include {
+	for _, o := range ops.Include {
 		objs = append(objs, map[string]any{"complianceType": "musthave", "objectDefinition": map[string]any{
 			"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
 			"metadata": map[string]any{"name": o.Name, "namespace": o.Namespace},
@@ -731,16 +792,19 @@ func operatorsPolicy(m *ranv1alpha1.ManagedClustersUpgrade, include []ranv1alpha
 			"status":   map[string]any{"state": "AtLatestKnown"},
 		}})
 	}
-	return configurationPolicy(m, name, objs)
+	return configurationPolicy(m, OperatorsPolicyName(m), map[string]any{"object-templates": objs})
 }
 
 // configurationPolicy is the inform policy name in the rollout's namespace holding one
-// ConfigurationPolicy of the object templates objs.
-func configurationPolicy(m *ranv1alpha1.ManagedClustersUpgrade, name string, objs []any) *policyv1.Policy {
+// ConfigurationPolicy with the object templates of templates (object-templates or
+// object-templates-raw).
+func configurationPolicy(m *ranv1alpha1.ManagedClustersUpgrade, name string, templates map[string]any) *policyv1.Policy {
+	spec := map[string]any{"remediationAction": "inform", "severity": "high"}
+	maps.Copy(spec, templates)
 	raw, _ := json.Marshal(map[string]any{
 		"apiVersion": "policy.open-cluster-management.io/v1", "kind": "ConfigurationPolicy",
 		"metadata": map[string]any{"name": name + "-config"},
-		"spec":     map[string]any{"remediationAction": "inform", "severity": "high", "object-templates": objs},
+		"spec":     spec,
 	})
 	return &policyv1.Policy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: policyv1.GroupVersion.String(), Kind: policyv1.Kind},

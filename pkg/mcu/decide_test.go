@@ -1,6 +1,7 @@
 package mcu_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/cgu"
+	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/mcu"
 	"github.com/cgu-operator/cgu-operator/pkg/updategraph"
 	"github.com/cgu-operator/cgu-operator/tests/world/graphserver"
@@ -173,6 +175,49 @@ func TestDecidePausesTheWorkersOfMultiNodeClustersAcrossTheirPath(t *testing.T) 
 	}
 }
 
+// approveAllUpgrades places one more policy on every staged cluster: the cluster lists its
+// own Subscriptions (the hub cannot), the excluded ones left out; the batch's time counts the
+// operators' upgrades, and the ClusterGroupUpgrade approves nothing itself.
+func TestDecideApprovesEveryOperatorButThoseExcluded(t *testing.T) {
+	f := facts(t)
+	storage := ranv1alpha1.OperatorReference{Name: "storage", Namespace: "openshift-storage"}
+	f.MCU.Spec.OCPOperators = &ranv1alpha1.OCPOperators{ApproveAllUpgrades: true, Exclude: []ranv1alpha1.OperatorReference{storage}}
+	hop, target, ops := mcu.PolicyName(f.MCU, "4.15.40"), mcu.PolicyName(f.MCU, "4.16.20"), mcu.OperatorsPolicyName(f.MCU)
+	f.Placed = map[string][]string{hop: {"eus"}, target: {"canary", "eus", "z"}, ops: {"canary", "eus", "z"}}
+	in := mcu.Decide(f)
+	if in.Upgrade == nil {
+		t.Fatalf("no ClusterGroupUpgrade: %v", conditions(in.Status))
+	}
+	same(t, "managed policies", []string{hop, target, ops}, in.Upgrade.Spec.ManagedPolicies)
+	p, placement := in.Policies[2], in.Placements[2]
+	same(t, "placed on every staged cluster", []string{"canary", "eus", "z"},
+		placement.Spec.Predicates[0].RequiredClusterSelector.LabelSelector.MatchExpressions[0].Values)
+	var policy struct {
+		Spec struct {
+			RemediationAction string `json:"remediationAction"`
+			Raw               string `json:"object-templates-raw"`
+			Templates         []any  `json:"object-templates"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(p.Spec.PolicyTemplates[0].ObjectDefinition.Raw, &policy); err != nil {
+		t.Fatal(err)
+	}
+	if policy.Spec.RemediationAction != "inform" || policy.Spec.Templates != nil ||
+		policy.Spec.Raw != mcu.ApproveAllTemplates([]mcu.Operator{{Name: "storage", Namespace: "openshift-storage"}}) {
+		t.Errorf("the operators' policy: %+v", policy.Spec)
+	}
+	if !strings.Contains(policy.Spec.Raw, `"openshift-storage/storage"`) {
+		t.Errorf("the excluded operator is not named in the template:\n%s", policy.Spec.Raw)
+	}
+	if in.Upgrade.Spec.OperatorUpgrades != nil {
+		t.Errorf("the ClusterGroupUpgrade approves plans itself: %+v", in.Upgrade.Spec.OperatorUpgrades)
+	}
+	// Two updates of 2h and the operators' 10 minutes per batch, two batches.
+	if got := in.Upgrade.Spec.RemediationStrategy.Timeout; got != 2*(2*2*60+10) {
+		t.Errorf("timeout %d minutes, want %d", got, 2*(2*2*60+10))
+	}
+}
+
 // A risk accepted until later lets its cluster take the update; past that time it holds it
 // again.
 func TestDecideAcceptedRisksExpire(t *testing.T) {
@@ -206,8 +251,6 @@ func TestDecideRefusals(t *testing.T) {
 			op := ranv1alpha1.OperatorReference{Name: "sriov", Namespace: "openshift-sriov-network-operator"}
 			f.MCU.Spec.OCPOperators = &ranv1alpha1.OCPOperators{Include: []ranv1alpha1.OperatorReference{op}, Exclude: []ranv1alpha1.OperatorReference{op}}
 		}, "Applied False InvalidOperators", false},
-		"approve all": {func(f *mcu.Facts) { f.MCU.Spec.OCPOperators = &ranv1alpha1.OCPOperators{ApproveAllUpgrades: true} },
-			"Applied False ApproveAllNotSupported", false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := facts(t)
@@ -262,31 +305,39 @@ func TestDecideSummariesFromTheUpgrade(t *testing.T) {
 	}
 }
 
-// The action summaries count the works as their agents report them; the works the
-// ClusterGroupUpgrade deletes as it ends (before it records its end) leave the last count.
+// The action summaries count the works as their agents report them. The ClusterGroupUpgrade
+// deletes its works as it ends, maybe before their last report was counted: a cluster whose
+// work is gone counts as its batch record tells.
 func TestDecideActionSummaries(t *testing.T) {
 	f := facts(t)
 	f.MCU.Spec.PreUpgradeAction = &ranv1alpha1.UpgradeAction{}
 	f.Placed = map[string][]string{mcu.PolicyName(f.MCU, "4.15.40"): {"eus"}, mcu.PolicyName(f.MCU, "4.16.20"): {"canary", "eus", "z"}}
 	f.MCU.Status = mcu.Decide(f).Status
 	f.Upgrade = &mcu.Child{Name: "to-4.16", Clusters: []string{"canary", "eus", "z"},
-		States: map[string]ranv1alpha1.ClusterState{"canary": ranv1alpha1.ClusterCompleted, "eus": ranv1alpha1.ClusterInProgress}}
+		States:  map[string]ranv1alpha1.ClusterState{"canary": ranv1alpha1.ClusterCompleted, "eus": ranv1alpha1.ClusterPending},
+		Reasons: map[string]string{}}
 	f.PreWorks = map[string]mcu.WorkState{
 		"canary": {Applied: true, Available: true},
 		"eus":    {Applied: true, Progressing: true},
 		"z":      {Applied: true, Degraded: true},
 	}
-	counted := &ranv1alpha1.ActionSummary{Total: 3, Applied: 3, Available: 1, Progressing: 1, Degraded: 1}
 	st := mcu.Decide(f).Status
-	same(t, "pre-action summary", counted, st.PreUpgradeActionSummary)
+	same(t, "pre-action summary", &ranv1alpha1.ActionSummary{Total: 3, Applied: 3, Available: 1, Progressing: 1, Degraded: 1}, st.PreUpgradeActionSummary)
 	if st.PostUpgradeActionSummary != nil {
 		t.Errorf("a post-action summary without a post-action: %+v", st.PostUpgradeActionSummary)
 	}
 
+	// The works gone before the degraded one was counted: the records say what they were.
 	f.MCU.Status, f.PreWorks = st, nil
-	same(t, "works deleted, the rollout not yet ended", counted, mcu.Decide(f).Status.PreUpgradeActionSummary)
+	f.MCU.Status.PreUpgradeActionSummary = &ranv1alpha1.ActionSummary{Total: 2, Applied: 2, Available: 1, Progressing: 1}
+	f.Upgrade.States["z"], f.Upgrade.Reasons["z"] = ranv1alpha1.ClusterHeld, manifestwork.ReasonPreUpgradeActionDegraded
 	f.Upgrade.Ended = true
-	same(t, "works deleted, the rollout ended", counted, mcu.Decide(f).Status.PreUpgradeActionSummary)
+	same(t, "works deleted: the records' word", &ranv1alpha1.ActionSummary{Total: 2, Applied: 2, Available: 1, Degraded: 1},
+		mcu.Decide(f).Status.PreUpgradeActionSummary)
+
+	// Neither works nor a record that tells: the last count stays.
+	f.Upgrade.States, f.Upgrade.Reasons = map[string]ranv1alpha1.ClusterState{}, map[string]string{}
+	same(t, "nothing told", f.MCU.Status.PreUpgradeActionSummary, mcu.Decide(f).Status.PreUpgradeActionSummary)
 }
 
 // same reports a difference between want and got.
