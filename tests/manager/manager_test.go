@@ -197,7 +197,7 @@ var _ = Describe("The manager", Ordered, func() {
 		By("running the controllers")
 		// Every controller, not only the first: a stop while one still waits for its caches
 		// logs that wait's end as an error.
-		for _, name := range []string{"clustergroupupgrade", "ztp"} {
+		for _, name := range []string{"clustergroupupgrade", "ztp", "orphans", "managedclustersupgrade", "imagebasedgroupupgrade"} {
 			Eventually(func() []byte { return session.Err.Contents() }, 30*time.Second).
 				Should(ContainSubstring(`"msg":"Starting workers","controller":%q`, name))
 		}
@@ -267,7 +267,7 @@ var _ = Describe("The manager", Ordered, func() {
 			DeferCleanup(func() {
 				Expect(stopManager(session)).To(BeEmpty(), "no error was logged")
 			})
-			for _, name := range []string{"clustergroupupgrade", "ztp"} {
+			for _, name := range []string{"clustergroupupgrade", "ztp", "orphans", "managedclustersupgrade", "imagebasedgroupupgrade"} {
 				Eventually(func() []byte { return session.Err.Contents() }, 30*time.Second).
 					Should(ContainSubstring(`"msg":"Starting workers","controller":%q`, name))
 			}
