@@ -126,8 +126,9 @@ type Kind struct {
 }
 
 // Kinds are the kinds Cleaner deletes, in the order it deletes them: the bindings first, so
-// that nothing is enforced any more, then the policies and Placements, then what runs on the
-// spokes. Copied ConfigMaps and batch records are not listed: the ConfigMaps are read
+// that nothing is enforced any more (once their Placements were emptied: CleanupStep), then
+// the policies and Placements (the Placements once the bindings are gone), then what runs on
+// the spokes. Copied ConfigMaps and batch records are not listed: the ConfigMaps are read
 // through their own cache (Cleaner.Copies), the records go with their owner reference.
 var Kinds = []Kind{
 	{&policyv1.PlacementBinding{}, func() client.ObjectList { return &policyv1.PlacementBindingList{} }, hubapi.API{}},
