@@ -36,6 +36,7 @@ var spokeKinds = []spokeKind{
 	{schema.GroupVersionKind{Group: "upgrade.managed.openshift.io", Version: "v1alpha1", Kind: "UpgradeConfig"}, "upgradeconfigs", true},
 	{ImageBasedUpgradeGVK, "imagebasedupgrades", false},
 	{MachineConfigPoolGVK, "machineconfigpools", false},
+	{MachineSetGVK, "machinesets", true},
 }
 
 func newMapper() *configpolicy.Mapper {

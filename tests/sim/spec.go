@@ -10,8 +10,11 @@ type SpokeSpec struct {
 	Behaviour Behaviour
 	// Workers is the number of worker machines: zero for a single-node cluster
 	// (SingleReplica), more for a cluster of three control-plane nodes (HighlyAvailable).
-	// The machine-config pools follow it (machineConfigPools).
+	// The machine-config pools follow it (machineConfigPools), and a multi-node cluster has a
+	// worker MachineSet of that many machines (machineSets).
 	Workers int
+	// Machines says how the machine API brings new worker machines up.
+	Machines MachineBehaviour
 
 	// ClusterOperators names the cluster's ClusterOperators in the order an update reaches
 	// them; nil gives a realistic default set, machine-config last.
@@ -45,7 +48,7 @@ type SpokeSpec struct {
 // installed, the managed-upgrade-operator (which reads the health the others report).
 func extraOperators(spec SpokeSpec) []Operator {
 	firing := &alerts{firing: copyAlerts(spec.Alerts)}
-	ops := []Operator{firing, NewClusterOperators(spec), NewOLM(spec), newMachineConfigPools(spec)}
+	ops := []Operator{firing, NewClusterOperators(spec), NewOLM(spec), newMachineConfigPools(spec), newMachineSets(spec)}
 	if spec.ManagedUpgrade != nil {
 		ops = append(ops, newManagedUpgradeOperator(*spec.ManagedUpgrade, firing))
 	}
