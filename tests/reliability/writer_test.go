@@ -42,7 +42,9 @@ var _ = Describe("Another writer editing the CGU during the rollout", func() {
 		wg.Go(func() {
 			defer GinkgoRecover()
 			for n := 1; loop.Err() == nil; n++ {
-				if writeEdit(loop, cgu, n) == nil {
+				// The write itself is not cut by the stop: a request canceled in flight may
+				// land on the server while the client reports the cancellation.
+				if writeEdit(ctx, cgu, n) == nil {
 					written.Store(int64(n))
 				}
 				select {
