@@ -23,7 +23,7 @@ import (
 
 // preCachingConfig creates a PreCachingConfig whose overrides name the fixture's release,
 // index and operators, and its additional image.
-func preCachingConfig(ctx SpecContext, namespace, name string, f *pulltest.Fixture) ranv1alpha1.PreCachingConfigCR {
+func preCachingConfig(ctx SpecContext, namespace, name string, f *pulltest.Fixture, changes ...func(*ranv1alpha1.PreCachingConfig)) ranv1alpha1.PreCachingConfigCR {
 	spec := f.Spec()
 	pc := &ranv1alpha1.PreCachingConfig{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
@@ -32,6 +32,9 @@ func preCachingConfig(ctx SpecContext, namespace, name string, f *pulltest.Fixtu
 				OperatorsPackagesAndChannels: spec.OperatorsPackagesAndChannels},
 			AdditionalImages: spec.AdditionalImages, SpaceRequired: "1Mi",
 		},
+	}
+	for _, change := range changes {
+		change(pc)
 	}
 	Expect(hub.Client.Create(ctx, pc)).To(Succeed())
 	return ranv1alpha1.PreCachingConfigCR{Name: name, Namespace: namespace}

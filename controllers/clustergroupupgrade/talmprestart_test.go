@@ -158,11 +158,8 @@ var _ = Describe("TALM's pre-caching-with-configs and pre-caching-complete scena
 		Expect(hubViews(ctx, clusters, "view-precache-namespace")(Default)).To(Equal(named(clusters, false, "view-precache-namespace")))
 
 		By("with-configs 01: the PreCachingConfig made (no spaceRequired, as in TALM's scenario)")
-		preCachingConfig(ctx, cgu.Namespace, "talmpc-config", f)
-		noSpace := &ranv1alpha1.PreCachingConfig{}
-		Expect(hub.Client.Get(ctx, types.NamespacedName{Namespace: cgu.Namespace, Name: "talmpc-config"}, noSpace)).To(Succeed())
-		noSpace.Spec.SpaceRequired = ""
-		Expect(hub.Client.Update(ctx, noSpace)).To(Succeed())
+		// Made without it: an update after the creation could come after the operator read it.
+		preCachingConfig(ctx, cgu.Namespace, "talmpc-config", f, func(pc *ranv1alpha1.PreCachingConfig) { pc.Spec.SpaceRequired = "" })
 
 		By("00: every cluster PreparingToStart: the namespace and binding deleted on the spoke, the namespace watched")
 		Eventually(jobStates(ctx, cgu, false)).WithTimeout(settle).Should(Equal(everyOne(clusters, talmjob.PreparingToStart)))
