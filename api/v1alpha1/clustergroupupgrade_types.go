@@ -635,6 +635,13 @@ type ClusterProgress struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Reason string `json:"reason,omitempty"`
+	// SoftTimedOut names the best-effort managed policies (annotated
+	// ran.openshift.io/soft-timeout-seconds) the cluster moved past without complying, once
+	// their time ran out. An addition to TALM.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	SoftTimedOut []string `json:"softTimedOut,omitempty"`
 }
 
 // ClusterCounts counts the selected clusters by state.

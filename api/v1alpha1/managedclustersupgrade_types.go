@@ -172,6 +172,30 @@ type MCUUpgradeStrategy struct {
 	// when unset and operators are chosen).
 	// +optional
 	OperatorsUpgradeTimeout *metav1.Duration `json:"operatorsUpgradeTimeout,omitempty"`
+	// WorkerCapacity adds worker machines to each multi-node cluster before its upgrade and
+	// removes them once its workers run the target, so that the workloads drained from the
+	// nodes rebooting have somewhere to go (the managed-upgrade-operator's capacity
+	// reservation). An addition to the seed.
+	// +optional
+	WorkerCapacity *WorkerCapacity `json:"workerCapacity,omitempty"`
+}
+
+// WorkerCapacity is how much worker capacity a multi-node cluster adds while it upgrades, and
+// how long it waits for it.
+type WorkerCapacity struct {
+	// Surge is how many machines each worker MachineSet adds (1 when unset). A MachineSet
+	// with no replicas, or one an autoscaler sizes, is left alone.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	Surge int `json:"surge,omitempty"`
+	// ScaleTimeout is how long the added machines may take to become ready nodes (20m when
+	// unset). Past it the cluster upgrades without them: the rollout reports it
+	// (status.workerCapacity.notReady, the cluster's softTimedOut) and does not fail the
+	// cluster. The machines are removed after the upgrade all the same.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="spec.upgradeStrategy.workerCapacity.scaleTimeout must be at least 10s"
+	ScaleTimeout *metav1.Duration `json:"scaleTimeout,omitempty"`
 }
 
 // CanaryClusters selects the canaries among the selected clusters.
@@ -222,6 +246,20 @@ type ClustersSummary struct {
 	// version unknown, or a pre-upgrade action degraded. An addition to the seed's summary.
 	// +optional
 	Held int `json:"held,omitempty"`
+}
+
+// CapacitySummary counts the multi-node clusters of a rollout that add worker capacity.
+type CapacitySummary struct {
+	// Total is the number of clusters adding capacity: the multi-node ones that upgrade.
+	Total int `json:"total"`
+	// Added is the number whose added machines became ready before their upgrade went on
+	// (those since removed included).
+	Added int `json:"added"`
+	// NotReady is the number whose added machines were not ready within scaleTimeout: they
+	// upgraded without them.
+	NotReady int `json:"notReady"`
+	// Removed is the number whose added machines are removed again.
+	Removed int `json:"removed"`
 }
 
 // ActionSummary counts the ManifestWorks of a pre- or post-upgrade action by condition.
@@ -296,6 +334,10 @@ type ManagedClustersUpgradeStatus struct {
 	// PostUpgradeActionSummary counts the post-upgrade action's ManifestWorks.
 	// +optional
 	PostUpgradeActionSummary *ActionSummary `json:"postUpgradeActionSummary,omitempty"`
+	// WorkerCapacity counts the clusters adding worker capacity while they upgrade
+	// (spec.upgradeStrategy.workerCapacity).
+	// +optional
+	WorkerCapacity *CapacitySummary `json:"workerCapacity,omitempty"`
 	// CurrentBatch is the running batch of the ClusterGroupUpgrade, its clusters bounded as
 	// there.
 	// +optional

@@ -224,14 +224,18 @@ func (r *Reconciler) recordEvents(s *scope, b *ranv1alpha1.ClusterGroupUpgradeBa
 	}
 }
 
-// clusterEvents marks each cluster of a record that started, completed, timed out or failed.
+// clusterEvents marks each cluster of a record that started, completed, timed out or failed,
+// or went past a best-effort policy on its soft timeout.
 func (r *Reconciler) clusterEvents(s *scope, st, old ranv1alpha1.ClusterGroupUpgradeBatchStatus) {
 	was := map[string]ranv1alpha1.ClusterState{}
+	passed := map[string][]string{}
 	for _, c := range old.Clusters {
 		was[c.Name] = c.State
+		passed[c.Name] = c.SoftTimedOut
 	}
 	name := s.cgu.Name
 	for _, c := range st.Clusters {
+		r.softTimeoutEvents(s, c, passed[c.Name])
 		before := was[c.Name]
 		if before == c.State {
 			continue
@@ -258,6 +262,16 @@ func (r *Reconciler) clusterEvents(s *scope, st, old ranv1alpha1.ClusterGroupUpg
 		}
 		if started != nil && c.Since != nil {
 			r.Metrics.ClusterEnded(c.State, c.Since.Sub(started.Time))
+		}
+	}
+}
+
+// softTimeoutEvents marks each best-effort policy a cluster went past since its record named
+// those in before.
+func (r *Reconciler) softTimeoutEvents(s *scope, c ranv1alpha1.ClusterProgress, before []string) {
+	for _, p := range c.SoftTimedOut {
+		if !slices.Contains(before, p) {
+			r.Events.Emit(s.cgu, talm.ClusterSoftTimedOut(s.cgu.Name, c.Name, p))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package clustergroupupgrade_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -114,6 +115,27 @@ func made(ctx context.Context, m *ranv1alpha1.ManagedClustersUpgrade) func(Gomeg
 		}
 		return n
 	}
+}
+
+// capacityPhases reads a MachineSet journal as its distinct phases, in order: the replicas
+// asked, whether all are ready ("ready") or only some ("asked"), and the worker pool's
+// config. A journal of before and before+surge machines only; any other count is a phase of
+// its own ("N other"), which the expectations never hold.
+func capacityPhases(journal []sim.WorkerCapacity, before, surged int64) []string {
+	var out []string
+	for _, e := range journal {
+		phase := fmt.Sprintf("%d other", e.Replicas)
+		switch {
+		case (e.Replicas == before || e.Replicas == surged) && e.Ready == e.Replicas:
+			phase = fmt.Sprintf("%d ready on %s", e.Replicas, e.WorkerConfig)
+		case e.Replicas == surged && e.Ready == before:
+			phase = fmt.Sprintf("%d asked on %s", e.Replicas, e.WorkerConfig)
+		}
+		if len(out) == 0 || out[len(out)-1] != phase {
+			out = append(out, phase)
+		}
+	}
+	return out
 }
 
 var _ = Describe("ManagedClustersUpgrade", func() {
@@ -257,6 +279,66 @@ var _ = Describe("ManagedClustersUpgrade", func() {
 		Expect(version(singleNode)(Default)).To(Equal(mcuTarget))
 	})
 
+	It("adds worker capacity to its multi-node clusters before their workers upgrade and removes it after, going on without machines that never become ready", func(ctx SpecContext) {
+		// A multi-node cluster taking two updates (its workers paused across them), one
+		// taking one update whose new machines never become ready, a single-node cluster.
+		specs := []struct {
+			version  string
+			workers  int
+			machines sim.MachineBehaviour
+		}{{harness.EUSFrom, 2, sim.MachineBehaviour{ReadyAfter: time.Second}}, {harness.From, 3, sim.MachineBehaviour{NeverReady: true}}, {harness.From, 0, sim.MachineBehaviour{}}}
+		i := 0
+		clusters, err := fleet.JoinFleetWith(ctx, "mcucap", len(specs), func(s *sim.SpokeSpec) {
+			s.Version, s.Channel, s.Behaviour.Duration = specs[i].version, mcuChannel, mcuUpdate
+			s.Workers, s.Machines = specs[i].workers, specs[i].machines
+			i++
+		})
+		Expect(err).NotTo(HaveOccurred())
+		ready, neverReady, singleNode := clusters[0], clusters[1], clusters[2]
+		m := newMCU("mcu-cap", "mcucap")
+		m.Spec.UpgradeStrategy.MaxConcurrency = 3
+		m.Spec.UpgradeStrategy.WorkerCapacity = &ranv1alpha1.WorkerCapacity{ScaleTimeout: &metav1.Duration{Duration: 10 * time.Minute}}
+		createMCU(ctx, m)
+		cgu := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name}}
+		Eventually(storedMCU(ctx, m)).WithTimeout(settle).Should(HaveField("Status.Upgrade", m.Name))
+		up, down := mcu.ScaleUpPolicyName(m), mcu.ScaleDownPolicyName(m)
+		Expect(fleet.Stored(ctx, cgu)(Default).Spec.ManagedPolicies).To(Equal([]string{mcu.PausePolicyName(m), up,
+			mcu.PolicyName(m, mcuHop), mcu.PolicyName(m, mcuTarget), mcu.ResumePolicyName(m), down}))
+
+		By("the cluster whose machines come up goes on; the other waits for them until the scale timeout")
+		Eventually(version(ready)).WithTimeout(settle).Should(Equal(mcuTarget))
+		Eventually(version(singleNode)).WithTimeout(settle).Should(Equal(mcuTarget))
+		Consistently(version(neverReady)).WithTimeout(3 * mcuUpdate).Should(Equal(harness.From))
+		Expect(storedMCU(ctx, m)(Default).Status.WorkerCapacity).To(PointTo(MatchFields(IgnoreExtras, Fields{
+			"Total": Equal(2), "NotReady": BeZero()})))
+		advance(ctx, 11*time.Minute, cgu)
+		Eventually(state(ctx, cgu)).WithTimeout(settle).Should(Equal(ranv1alpha1.StateCompleted))
+		Expect(version(neverReady)(Default)).To(Equal(mcuTarget))
+		Eventually(storedMCU(ctx, m)).WithTimeout(settle).Should(HaveField("Status.WorkerCapacity",
+			&ranv1alpha1.CapacitySummary{Total: 2, Added: 1, NotReady: 1, Removed: 2}))
+		Expect(talmEventsOf(ctx, cgu, "RemediationInClusterSoftTimeout")(Default)).To(ConsistOf(
+			HaveField("Note", ContainSubstring("cluster "+neverReady+" went on without policy "+up))))
+		var records ranv1alpha1.ClusterGroupUpgradeBatchList
+		Expect(hub.Client.List(ctx, &records, client.InNamespace(m.Namespace), client.MatchingLabels{ranv1alpha1.LabelUpgradeName: m.Name})).To(Succeed())
+		Expect(records.Items).To(HaveLen(1))
+		Expect(records.Items[0].Status.Clusters).To(ContainElement(MatchFields(IgnoreExtras, Fields{
+			"Name": Equal(neverReady), "State": Equal(ranv1alpha1.ClusterCompleted), "SoftTimedOut": Equal([]string{up})})))
+
+		By("the spokes' MachineSets went up before the workers moved, and down after")
+		journal := func(cluster string) []sim.WorkerCapacity {
+			j, err := simulator.MachineSetJournal(cluster)
+			Expect(err).NotTo(HaveOccurred())
+			return j
+		}
+		from, to := sim.RenderedConfig(sim.PoolWorker, harness.EUSFrom), sim.RenderedConfig(sim.PoolWorker, mcuTarget)
+		Expect(capacityPhases(journal(ready), 2, 3)).To(Equal([]string{"2 ready on " + from, "3 asked on " + from, "3 ready on " + from, "3 ready on " + to, "2 ready on " + to}),
+			"%+v", journal(ready))
+		from = sim.RenderedConfig(sim.PoolWorker, harness.From)
+		Expect(capacityPhases(journal(neverReady), 3, 4)).To(Equal([]string{"3 ready on " + from, "4 asked on " + from, "4 asked on " + to, "3 ready on " + to}),
+			"%+v", journal(neverReady))
+		Expect(journal(singleNode)).To(BeEmpty(), "a single-node cluster has no worker MachineSet")
+	})
+
 	It("stops enforcing when deleted mid-rollout", func(ctx SpecContext) {
 		clusters := joinMixedFleet(ctx, "mcudel", []string{harness.From, harness.From}, 0, 1)
 		const ns = "mcu-del"
@@ -379,6 +461,12 @@ var _ = Describe("ManagedClustersUpgrade", func() {
 			"spec.clusterVersion.version":                             func(m *ranv1alpha1.ManagedClustersUpgrade) { m.Spec.ClusterVersion.Version = "latest" },
 			"spec.clusterSelector selects every cluster": func(m *ranv1alpha1.ManagedClustersUpgrade) {
 				m.Spec.ClusterSelector = &ranv1alpha1.MCUClusterSelector{}
+			},
+			"spec.upgradeStrategy.workerCapacity.scaleTimeout must be at least 10s": func(m *ranv1alpha1.ManagedClustersUpgrade) {
+				m.Spec.UpgradeStrategy.WorkerCapacity = &ranv1alpha1.WorkerCapacity{ScaleTimeout: &metav1.Duration{Duration: 5 * time.Second}}
+			},
+			"spec.upgradeStrategy.workerCapacity.surge: Invalid value: 11": func(m *ranv1alpha1.ManagedClustersUpgrade) {
+				m.Spec.UpgradeStrategy.WorkerCapacity = &ranv1alpha1.WorkerCapacity{Surge: 11}
 			},
 		} {
 			m := newMCU(ns, "any")

@@ -43,6 +43,9 @@ func (r *Reconciler) gather(ctx context.Context, m *ranv1alpha1.ManagedClustersU
 		if err == nil {
 			f.PreWorks, f.PostWorks, err = r.gatherWorks(ctx, cgu)
 		}
+		if err == nil && m.Spec.UpgradeStrategy.WorkerCapacity != nil {
+			f.Capacity, err = r.placedOn(ctx, m.Namespace, mcu.ScaleUpPolicyName(m))
+		}
 		return f, err
 	}
 	if f.Clusters, f.MissingPlacements, err = r.selected(ctx, m); err != nil || len(f.Clusters) == 0 {
@@ -61,7 +64,8 @@ func (r *Reconciler) gather(ctx context.Context, m *ranv1alpha1.ManagedClustersU
 func (r *Reconciler) gatherChild(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) (*mcu.Child, error) {
 	child := &mcu.Child{Name: cgu.Name, State: cgu.Status.State, Clusters: cgu.Spec.Clusters, Batch: cgu.Status.CurrentBatch,
 		Ended:  meta.FindStatusCondition(cgu.Status.Conditions, ranv1alpha1.ConditionSucceeded) != nil,
-		States: map[string]ranv1alpha1.ClusterState{}, Reasons: map[string]string{}}
+		States: map[string]ranv1alpha1.ClusterState{}, Reasons: map[string]string{},
+		Policies: cgu.Spec.ManagedPolicies, At: map[string]int{}, SoftTimedOut: map[string][]string{}}
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
 		child.Canaries = rs.Canaries
 	}
@@ -78,9 +82,45 @@ func (r *Reconciler) gatherChild(ctx context.Context, cgu *ranv1alpha1.ClusterGr
 			if cp.Reason != "" {
 				child.Reasons[cp.Name] = cp.Reason
 			}
+			if at, ok := positionOf(cp, child.Policies); ok {
+				child.At[cp.Name] = at
+			}
+			if len(cp.SoftTimedOut) > 0 {
+				child.SoftTimedOut[cp.Name] = cp.SoftTimedOut
+			}
 		}
 	}
 	return child, nil
+}
+
+// positionOf is the index of the policy a cluster's record shows it on, len(policies) once
+// past the last (completed, or verifying after it); false for a cluster not started.
+func positionOf(cp ranv1alpha1.ClusterProgress, policies []string) (int, bool) {
+	switch {
+	case cp.State == ranv1alpha1.ClusterCompleted, cp.State == ranv1alpha1.ClusterInProgress && cp.Reason == ranv1alpha1.ReasonVerifying:
+		return len(policies), true
+	case cp.CurrentPolicy != "":
+		i := slices.Index(policies, cp.CurrentPolicy)
+		return i, i >= 0
+	}
+	return 0, false
+}
+
+// placedOn names the clusters the rollout's Placement name selects by name (placementOf).
+func (r *Reconciler) placedOn(ctx context.Context, namespace, name string) ([]string, error) {
+	p := &clusterv1beta1.Placement{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	var out []string
+	for _, pred := range p.Spec.Predicates {
+		for _, e := range pred.RequiredClusterSelector.LabelSelector.MatchExpressions {
+			if e.Key == "name" && e.Operator == metav1.LabelSelectorOpIn {
+				out = append(out, e.Values...)
+			}
+		}
+	}
+	return out, nil
 }
 
 // gatherWorks reads what the pre- and post-action ManifestWorks report, by cluster.

@@ -247,7 +247,7 @@ func (p *pass) capacity() *int {
 }
 
 // policyFacts are what each managed policy says of the clusters: compliance on the root
-// policy's status, the soak it asks for, and, for an intermediate one, the clusters the hub
+// policy's status, the soak and the soft timeout it asks for, and, for an intermediate one, the clusters the hub
 // released from it.
 func policyFacts(roots []*policyv1.Policy, released map[int]map[string]bool) []rollout.PolicyFacts {
 	out := make([]rollout.PolicyFacts, len(roots))
@@ -258,6 +258,9 @@ func policyFacts(roots []*policyv1.Policy, released map[int]map[string]bool) []r
 		out[i].Compliance = preview.Compliance(p)
 		if seconds, err := strconv.Atoi(p.Annotations[SoakAnnotation]); err == nil && seconds > 0 {
 			out[i].Soak = time.Duration(seconds) * time.Second
+		}
+		if seconds, err := strconv.Atoi(p.Annotations[rollout.SoftTimeoutAnnotation]); err == nil && seconds > 0 {
+			out[i].SoftTimeout = time.Duration(seconds) * time.Second
 		}
 		out[i].Intermediate = Intermediate(p)
 		out[i].Released = released[i]

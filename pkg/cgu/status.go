@@ -34,9 +34,11 @@ func (p *pass) status() {
 	if st.CurrentBatch != nil {
 		names := p.policyNames()
 		for i, c := range st.CurrentBatch.Clusters {
-			if pr := d.Progress.Clusters[c.Name]; pr.State == ranv1alpha1.ClusterInProgress && pr.Policy < len(names) {
+			pr := d.Progress.Clusters[c.Name]
+			if pr.State == ranv1alpha1.ClusterInProgress && pr.Policy < len(names) {
 				st.CurrentBatch.Clusters[i].CurrentPolicy = names[pr.Policy]
 			}
+			st.CurrentBatch.Clusters[i].SoftTimedOut = rollout.SoftTimedOutNames(pr, names)
 		}
 	}
 	switch {

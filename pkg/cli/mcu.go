@@ -107,6 +107,7 @@ func writeMCU(w io.Writer, p painter, m *ranv1alpha1.ManagedClustersUpgrade) err
 		func() error { return writeMCUHeader(w, p, m) },
 		func() error { return writeMCUStages(w, p, m) },
 		func() error { return writeMCUSummaries(w, p, m) },
+		func() error { return writeMCUCapacity(w, p, m) },
 		func() error { return writeMCUHeld(w, p, m) },
 	} {
 		if err := write(); err != nil {
@@ -203,6 +204,24 @@ func writeMCUSummaries(w io.Writer, p painter, m *ranv1alpha1.ManagedClustersUpg
 			plain(fmt.Sprint(row.s.Progressing)), degraded)
 	}
 	return a.write(w, p, "  ")
+}
+
+// writeMCUCapacity writes where the worker capacity of the multi-node clusters stands.
+func writeMCUCapacity(w io.Writer, p painter, m *ranv1alpha1.ManagedClustersUpgrade) error {
+	c := m.Status.WorkerCapacity
+	if c == nil {
+		return nil
+	}
+	notReady := plain(fmt.Sprint(c.NotReady))
+	if c.NotReady > 0 {
+		notReady.color = ansiYellow
+	}
+	if _, err := io.WriteString(w, "\nWorker capacity (multi-node clusters; not ready: upgraded without the new machines):\n"); err != nil {
+		return err
+	}
+	t := &table{header: []string{"TOTAL", "ADDED", "NOT READY", "REMOVED"}}
+	t.add(plain(fmt.Sprint(c.Total)), plain(fmt.Sprint(c.Added)), notReady, plain(fmt.Sprint(c.Removed)))
+	return t.write(w, p, "  ")
 }
 
 // writeMCUHeld lists the first heldShown clusters the plan holds.

@@ -102,6 +102,13 @@ type Child struct {
 	// Reasons are the records' reasons, by cluster, where they give one.
 	States  map[string]ranv1alpha1.ClusterState
 	Reasons map[string]string
+	// Policies are its managed policies, in order. At is, by cluster, the index of the
+	// policy its record shows it on (len(Policies) once past the last); a cluster not
+	// started is in none. SoftTimedOut are, by cluster, the best-effort policies it passed
+	// without complying.
+	Policies     []string
+	At           map[string]int
+	SoftTimedOut map[string][]string
 }
 
 // WorkState is what a pre- or post-action ManifestWork reports.
@@ -127,6 +134,9 @@ type Facts struct {
 	Upgrade *Child
 	// PreWorks and PostWorks are the action ManifestWorks of the ClusterGroupUpgrade, by cluster.
 	PreWorks, PostWorks map[string]WorkState
+	// Capacity are the clusters adding worker capacity, read from the placement of the
+	// policy adding it once the ClusterGroupUpgrade exists.
+	Capacity []string
 }
 
 // Intents are what a pass writes, in order: policies, Placements and PlacementBindings
@@ -217,7 +227,11 @@ func Decide(f Facts) Intents {
 		return in
 	}
 	pausing := workersPaused(f.Clusters, stages)
-	policies := wanted(m, byVersion, pausing)
+	capacity := addingCapacity(m, f.Clusters, staged)
+	if len(capacity) > 0 {
+		st.WorkerCapacity = &ranv1alpha1.CapacitySummary{Total: len(capacity)}
+	}
+	policies := wanted(m, byVersion, pausing, capacity)
 	in.Policies, in.Placements, in.Bindings = policies.policies, policies.placements, policies.bindings
 	in.Templates = templates(m)
 	if waiting := unplaced(f.Placed, policies.clusters); len(waiting) > 0 {
@@ -231,7 +245,7 @@ func Decide(f Facts) Intents {
 	if len(pausing) > 0 {
 		updates++ // the workers' own update, once their pool is resumed
 	}
-	in.Upgrade = upgradeOf(m, policies.order, staged, canaries(f, staged), updates)
+	in.Upgrade = upgradeOf(m, policies.order, staged, canaries(f, staged), updates, len(capacity) > 0)
 	set(ranv1alpha1.MCUConditionApplied, metav1.ConditionTrue, ReasonApplied,
 		fmt.Sprintf("ClusterGroupUpgrade %s rolls %d clusters out through %d policies", m.Name, len(staged), len(policies.order)))
 	notStarted(set)
@@ -308,6 +322,7 @@ func running(f Facts, st ranv1alpha1.ManagedClustersUpgradeStatus, set func(stri
 	}
 	st.PreUpgradeActionSummary = actionSummary(m.Spec.PreUpgradeAction, f.PreWorks, u, preLastWord, m.Status.PreUpgradeActionSummary)
 	st.PostUpgradeActionSummary = actionSummary(m.Spec.PostUpgradeAction, f.PostWorks, u, postLastWord, m.Status.PostUpgradeActionSummary)
+	st.WorkerCapacity = capacitySummary(m, f.Capacity, u)
 	set(ranv1alpha1.MCUConditionApplied, metav1.ConditionTrue, ReasonApplied, fmt.Sprintf("ClusterGroupUpgrade %s rolls the upgrade out", u.Name))
 	switch {
 	case u.Ended:
@@ -493,13 +508,18 @@ type objects struct {
 // order of every cluster's path), then the operators' policy, each with its Placement of the
 // clusters that take it and its PlacementBinding. The clusters pausing their workers
 // (workersPaused) get a policy pausing the worker pool before their first update, and one
-// resuming it after their last.
-func wanted(m *ranv1alpha1.ManagedClustersUpgrade, byVersion map[string][]string, pausing []string) objects {
+// resuming it after their last. The clusters adding worker capacity (addingCapacity) get a
+// policy adding it before their first update, and one removing it last, once their workers
+// updated.
+func wanted(m *ranv1alpha1.ManagedClustersUpgrade, byVersion map[string][]string, pausing, capacity []string) objects {
 	o := objects{clusters: map[string][]string{}}
 	if len(pausing) > 0 {
 		pause := workerPoolPolicy(m, PausePolicyName(m), true)
 		pause.Annotations = map[string]string{cgu.IntermediateAnnotation: "true"} // resumed after the last update
 		o.add(m, pause, pausing)
+	}
+	if len(capacity) > 0 {
+		o.add(m, addCapacityPolicy(m), capacity)
 	}
 	versions := slices.SortedFunc(maps.Keys(byVersion), hops.CompareVersions)
 	cv := m.Spec.ClusterVersion
@@ -528,6 +548,9 @@ func wanted(m *ranv1alpha1.ManagedClustersUpgrade, byVersion map[string][]string
 	if p := operatorsPolicy(m); p != nil {
 		slices.Sort(all)
 		o.add(m, p, slices.Compact(all))
+	}
+	if len(capacity) > 0 {
+		o.add(m, removeCapacityPolicy(m), capacity)
 	}
 	return o
 }
@@ -631,8 +654,9 @@ func unplaced(placed map[string][]string, want map[string][]string) []string {
 }
 
 // upgradeOf is the ClusterGroupUpgrade that rolls the policies out, enabled: a batch's time
-// is one clusterUpgradeTimeout per update of the longest path, plus the operators' time.
-func upgradeOf(m *ranv1alpha1.ManagedClustersUpgrade, policies, clusters, canaries []string, hopCount int) *ranv1alpha1.ClusterGroupUpgrade {
+// is one clusterUpgradeTimeout per update of the longest path, plus the operators' time and
+// the time new worker machines may take.
+func upgradeOf(m *ranv1alpha1.ManagedClustersUpgrade, policies, clusters, canaries []string, hopCount int, capacity bool) *ranv1alpha1.ClusterGroupUpgrade {
 	s := m.Spec.UpgradeStrategy
 	perHop := DefaultClusterUpgradeTimeout
 	if s.ClusterUpgradeTimeout != nil {
@@ -646,6 +670,9 @@ func upgradeOf(m *ranv1alpha1.ManagedClustersUpgrade, policies, clusters, canari
 			extra = s.OperatorsUpgradeTimeout.Duration
 		}
 		batch += extra
+	}
+	if capacity {
+		batch += scaleTimeout(m)
 	}
 	concurrency := max(s.MaxConcurrency, 1)
 	batches := len(canaries) + (len(clusters)-len(canaries)+concurrency-1)/concurrency

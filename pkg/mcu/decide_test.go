@@ -366,3 +366,61 @@ func TestDecideRefusesMoreStagesThanTheStatusHolds(t *testing.T) {
 		t.Errorf("made %d policies, %v, %d stages", len(in.Policies), in.Upgrade, len(in.Status.Stages))
 	}
 }
+
+// With workerCapacity, each multi-node cluster that upgrades adds worker machines first and
+// removes them last: the addition best effort (its soft timeout the scale timeout) and
+// superseded by the removal, the removal after every update and the workers' resume; the
+// batch's time counts the scale timeout. Single-node clusters add nothing.
+func TestDecideAddsWorkerCapacityToMultiNodeClusters(t *testing.T) {
+	f := facts(t)
+	f.MCU.Spec.UpgradeStrategy.WorkerCapacity = &ranv1alpha1.WorkerCapacity{Surge: 2, ScaleTimeout: &metav1.Duration{Duration: 15 * time.Minute}}
+	for i := range f.Clusters {
+		switch f.Clusters[i].Name {
+		case "eus", "z", "done":
+			f.Clusters[i].Topology = mcu.TopologyHighlyAvailable
+		}
+	}
+	hop, target := mcu.PolicyName(f.MCU, "4.15.40"), mcu.PolicyName(f.MCU, "4.16.20")
+	pause, resume := mcu.PausePolicyName(f.MCU), mcu.ResumePolicyName(f.MCU)
+	up, down := mcu.ScaleUpPolicyName(f.MCU), mcu.ScaleDownPolicyName(f.MCU)
+	f.Placed = map[string][]string{pause: {"eus"}, up: {"eus", "z"}, hop: {"eus"}, target: {"canary", "eus", "z"}, resume: {"eus"}, down: {"eus", "z"}}
+	in := mcu.Decide(f)
+	if in.Upgrade == nil {
+		t.Fatalf("no ClusterGroupUpgrade: %v", conditions(in.Status))
+	}
+	same(t, "managed policies", []string{pause, up, hop, target, resume, down}, in.Upgrade.Spec.ManagedPolicies)
+	placed, annotations, raw := map[string][]string{}, map[string]map[string]string{}, map[string]string{}
+	for i, p := range in.Policies {
+		placed[p.Name] = in.Placements[i].Spec.Predicates[0].RequiredClusterSelector.LabelSelector.MatchExpressions[0].Values
+		annotations[p.Name] = p.Annotations
+		raw[p.Name] = string(p.Spec.PolicyTemplates[0].ObjectDefinition.Raw)
+	}
+	same(t, "capacity added on the multi-node clusters that upgrade (not the one on the target)", []string{"eus", "z"}, placed[up])
+	same(t, "and removed there", []string{"eus", "z"}, placed[down])
+	same(t, "the addition best effort and superseded", map[string]string{cgu.IntermediateAnnotation: "true", "ran.openshift.io/soft-timeout-seconds": "900"}, annotations[up])
+	if len(annotations[down]) != 0 {
+		t.Errorf("the removal is annotated %v: it must be required", annotations[down])
+	}
+	if !strings.Contains(raw[up], "add $before 2") || !strings.Contains(raw[down], "MachineConfigPool") {
+		t.Errorf("addition %s\nremoval %s: want a surge of 2, and the removal waiting for the worker pool", raw[up], raw[down])
+	}
+	same(t, "capacity summary before the start", &ranv1alpha1.CapacitySummary{Total: 2}, in.Status.WorkerCapacity)
+	// Per batch: three updates of 2h (two and the workers') and 15m for the machines; two
+	// batches (the canary's, then eus and z).
+	if got := in.Upgrade.Spec.RemediationStrategy.Timeout; got != 2*(3*2*60+15) {
+		t.Errorf("timeout %d minutes, want %d", got, 2*(3*2*60+15))
+	}
+
+	// Running: eus passed the addition on its timeout and is on its updates; z added its
+	// machines and removed them again.
+	f.MCU.Status = in.Status
+	f.Capacity = []string{"eus", "z"}
+	f.Upgrade = &mcu.Child{Name: "to-4.16", Clusters: []string{"canary", "eus", "z"}, Policies: in.Upgrade.Spec.ManagedPolicies,
+		States:       map[string]ranv1alpha1.ClusterState{"eus": ranv1alpha1.ClusterInProgress, "z": ranv1alpha1.ClusterCompleted, "canary": ranv1alpha1.ClusterCompleted},
+		At:           map[string]int{"eus": 2, "z": 6, "canary": 6},
+		SoftTimedOut: map[string][]string{"eus": {up}}}
+	same(t, "capacity summary while running", &ranv1alpha1.CapacitySummary{Total: 2, NotReady: 1, Added: 1, Removed: 1}, mcu.Decide(f).Status.WorkerCapacity)
+	f.Upgrade.At["eus"] = 6
+	f.Upgrade.States["eus"] = ranv1alpha1.ClusterCompleted
+	same(t, "capacity summary at the end", &ranv1alpha1.CapacitySummary{Total: 2, NotReady: 1, Added: 1, Removed: 2}, mcu.Decide(f).Status.WorkerCapacity)
+}

@@ -4,6 +4,7 @@
 package rollout
 
 import (
+	"slices"
 	"time"
 
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
@@ -24,7 +25,19 @@ type Policy struct {
 	// Intermediate is true for a policy a later one supersedes (an intermediate update of a
 	// multi-hop path): a cluster past it need not stay compliant with it.
 	Intermediate bool
+	// SoftTimeout, when set, makes the policy best effort: a cluster not compliant with it
+	// that long moves on to the next policy, noting it (Cluster.SoftTimedOut), rather than
+	// waiting for its deadline; nor must it stay compliant for the rollout to complete.
+	SoftTimeout time.Duration
 }
+
+// SoftTimeoutAnnotation on a managed policy is how many seconds a cluster may work on it
+// before moving on without it (Policy.SoftTimeout): a best-effort step, such as adding
+// worker capacity before an upgrade. An addition to TALM.
+const SoftTimeoutAnnotation = "ran.openshift.io/soft-timeout-seconds"
+
+// SoftTimedOutLimit is the most policies a cluster's record names as soft timed out.
+const SoftTimedOutLimit = 64
 
 // PolicyFacts are what one managed policy, or one step (spec.manifestWorkTemplates), says
 // of the clusters.
@@ -46,6 +59,8 @@ type PolicyFacts struct {
 	// compliant with it, as a cluster that took the next update of a path no longer runs
 	// the release of the one before.
 	Intermediate bool
+	// SoftTimeout makes the policy best effort (SoftTimeoutAnnotation, Policy.SoftTimeout).
+	SoftTimeout time.Duration
 	// Released are, for an intermediate policy, the clusters past it that the hub shows it
 	// no longer enforced on (read for the clusters of the current batch only). A cluster
 	// past an intermediate policy is enforced on its current one only once released from
@@ -72,7 +87,7 @@ func (f Facts) policies(cluster string) []Policy {
 		_, placed := p.Compliance[cluster]
 		out[i] = Policy{Compliant: Done(p.Compliance, cluster, listed), Intermediate: p.Intermediate}
 		if placed {
-			out[i].Soak = p.Soak
+			out[i].Soak, out[i].SoftTimeout = p.Soak, p.SoftTimeout
 		}
 	}
 	return out
@@ -113,6 +128,9 @@ type Cluster struct {
 	// Stage is the 1-based stage a cluster of a progressive batch started in; zero before
 	// it starts, and in other batches.
 	Stage int
+	// SoftTimedOut are the indexes of the best-effort policies (Policy.SoftTimeout) the
+	// cluster moved past without complying, in order.
+	SoftTimedOut []int
 }
 
 // Verifying reports whether the cluster completed its policies and waits for the health
@@ -132,9 +150,9 @@ func (c Cluster) Terminal() bool {
 
 // Step moves a cluster of the current batch as far as the facts allow at now: a Pending
 // cluster starts at its first policy, a cluster moves to the next policy once the current
-// one is compliant and has soaked, it completes after the last one, and it times out at
-// deadline. It returns the new position and when the cluster wants to be looked at again
-// without a new fact (a soak ending, the deadline), or the zero time when only new facts
+// one is compliant and has soaked (or, for a best-effort policy, once its soft timeout ran
+// out), it completes after the last one, and it times out at deadline. It returns the new position and when the cluster wants to be looked at again
+// without a new fact (a soak or a soft timeout ending, the deadline), or the zero time when only new facts
 // matter.
 func Step(c Cluster, policies []Policy, now, deadline time.Time) (Cluster, time.Time) {
 	return step(c, policies, now, deadline, false)
@@ -156,11 +174,16 @@ func step(c Cluster, policies []Policy, now, deadline time.Time, hold bool) (Clu
 	for c.Policy < len(policies) {
 		p := policies[c.Policy]
 		if !p.Compliant && p.Failed != "" {
-			return Cluster{State: ranv1alpha1.ClusterFailed, Policy: c.Policy, Since: now, Reason: p.Failed}, time.Time{}
+			return Cluster{State: ranv1alpha1.ClusterFailed, Policy: c.Policy, Since: now, Reason: p.Failed, SoftTimedOut: c.SoftTimedOut}, time.Time{}
 		}
 		if !p.Compliant {
 			c.CompliantSince = nil
-			break
+			next, wake, passed := passOnSoftTimeout(c, p, hold && c.Policy+1 < len(policies), now)
+			if !passed {
+				return timeOut(c, now, deadline, wake)
+			}
+			c = next
+			continue
 		}
 		if c.CompliantSince == nil {
 			c.CompliantSince = &now
@@ -171,19 +194,38 @@ func step(c Cluster, policies []Policy, now, deadline time.Time, hold bool) (Clu
 		if hold && c.Policy+1 < len(policies) {
 			return timeOut(c, now, deadline, time.Time{})
 		}
-		c = Cluster{State: ranv1alpha1.ClusterInProgress, Policy: c.Policy + 1, Since: now}
+		c = Cluster{State: ranv1alpha1.ClusterInProgress, Policy: c.Policy + 1, Since: now, SoftTimedOut: c.SoftTimedOut}
 	}
-	if c.Policy >= len(policies) {
-		return Cluster{State: ranv1alpha1.ClusterCompleted, Policy: len(policies), Since: now}, time.Time{}
+	return Cluster{State: ranv1alpha1.ClusterCompleted, Policy: len(policies), Since: now, SoftTimedOut: c.SoftTimedOut}, time.Time{}
+}
+
+// passOnSoftTimeout moves a cluster past the best-effort policy p it does not comply with once
+// p's soft timeout ran out, noting the policy in SoftTimedOut; held, it does not move. When
+// it does not move, wake is when its soft timeout ends (zero when that is no reason to look
+// again: p is not best effort, or the cluster is held).
+func passOnSoftTimeout(c Cluster, p Policy, held bool, now time.Time) (next Cluster, wake time.Time, passed bool) {
+	if p.SoftTimeout <= 0 {
+		return c, time.Time{}, false
 	}
-	return timeOut(c, now, deadline, time.Time{})
+	giveUp := c.Since.Add(p.SoftTimeout)
+	switch {
+	case now.Before(giveUp):
+		return c, giveUp, false
+	case held:
+		return c, time.Time{}, false
+	}
+	noted := c.SoftTimedOut
+	if len(noted) < SoftTimedOutLimit {
+		noted = append(slices.Clone(noted), c.Policy)
+	}
+	return Cluster{State: ranv1alpha1.ClusterInProgress, Policy: c.Policy + 1, Since: now, SoftTimedOut: noted}, time.Time{}, true
 }
 
 // timeOut ends a cluster that is not done at its deadline, and otherwise asks to be looked
 // at again at the earlier of wake and the deadline.
 func timeOut(c Cluster, now, deadline, wake time.Time) (Cluster, time.Time) {
 	if !now.Before(deadline) {
-		return Cluster{State: ranv1alpha1.ClusterTimedOut, Policy: c.Policy, Since: now}, time.Time{}
+		return Cluster{State: ranv1alpha1.ClusterTimedOut, Policy: c.Policy, Since: now, SoftTimedOut: c.SoftTimedOut}, time.Time{}
 	}
 	if wake.IsZero() || deadline.Before(wake) {
 		wake = deadline

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ const (
 func TestStep(t *testing.T) {
 	compliant, notYet := Policy{Compliant: true}, Policy{}
 	soaking := Policy{Compliant: true, Soak: 10 * time.Minute}
+	bestEffort := Policy{SoftTimeout: 20 * time.Minute}
 	cases := map[string]struct {
 		from     Cluster
 		policies []Policy
@@ -117,6 +119,36 @@ func TestStep(t *testing.T) {
 			from: Cluster{State: pending}, now: t0,
 			want: Cluster{State: completed, Since: t0},
 		},
+		"a best-effort policy not compliant waits until its soft timeout": {
+			from:     Cluster{State: inProgress, Policy: 0, Since: t0},
+			policies: []Policy{bestEffort, notYet}, now: at(10 * time.Minute),
+			want: Cluster{State: inProgress, Policy: 0, Since: t0}, wantWake: at(20 * time.Minute),
+		},
+		"a best-effort policy compliant in time moves the cluster on, noting nothing": {
+			from:     Cluster{State: inProgress, Policy: 0, Since: t0},
+			policies: []Policy{{Compliant: true, SoftTimeout: 20 * time.Minute}, notYet}, now: at(10 * time.Minute),
+			want: Cluster{State: inProgress, Policy: 1, Since: at(10 * time.Minute)}, wantWake: deadline,
+		},
+		"a best-effort policy past its soft timeout is noted and the cluster moves on": {
+			from:     Cluster{State: inProgress, Policy: 0, Since: t0},
+			policies: []Policy{bestEffort, notYet}, now: at(20 * time.Minute),
+			want: Cluster{State: inProgress, Policy: 1, Since: at(20 * time.Minute), SoftTimedOut: []int{0}}, wantWake: deadline,
+		},
+		"a cluster past a best-effort policy completes, keeping the note": {
+			from:     Cluster{State: inProgress, Policy: 1, Since: t0, SoftTimedOut: []int{0}},
+			policies: []Policy{bestEffort, compliant}, now: at(30 * time.Minute),
+			want: Cluster{State: completed, Policy: 2, Since: at(30 * time.Minute), SoftTimedOut: []int{0}},
+		},
+		"a soft timeout after the deadline: the cluster times out at the deadline": {
+			from:     Cluster{State: inProgress, Policy: 0, Since: at(50 * time.Minute)},
+			policies: []Policy{bestEffort, notYet}, now: deadline,
+			want: Cluster{State: timedOut, Policy: 0, Since: deadline},
+		},
+		"a soft timeout ending after the deadline wakes at the deadline": {
+			from:     Cluster{State: inProgress, Policy: 0, Since: at(50 * time.Minute)},
+			policies: []Policy{bestEffort, notYet}, now: at(55 * time.Minute),
+			want: Cluster{State: inProgress, Policy: 0, Since: at(50 * time.Minute)}, wantWake: deadline,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -131,13 +163,16 @@ func TestStep(t *testing.T) {
 func equalCluster(a, b Cluster) bool {
 	sameSoak := (a.CompliantSince == nil) == (b.CompliantSince == nil) &&
 		(a.CompliantSince == nil || a.CompliantSince.Equal(*b.CompliantSince))
-	return a.State == b.State && a.Policy == b.Policy && a.Since.Equal(b.Since) && sameSoak
+	return a.State == b.State && a.Policy == b.Policy && a.Since.Equal(b.Since) && sameSoak && slices.Equal(a.SoftTimedOut, b.SoftTimedOut)
 }
 
 func describe(c Cluster) string {
 	s := string(c.State) + " policy " + string(rune('0'+c.Policy)) + " since " + c.Since.Format("15:04")
 	if c.CompliantSince != nil {
 		s += " compliant since " + c.CompliantSince.Format("15:04")
+	}
+	if len(c.SoftTimedOut) > 0 {
+		s += fmt.Sprintf(" soft timed out %v", c.SoftTimedOut)
 	}
 	return s
 }
@@ -168,14 +203,14 @@ func TestDone(t *testing.T) {
 func TestFactsPolicies(t *testing.T) {
 	f := Facts{Policies: []PolicyFacts{
 		{Compliance: map[string]policyv1.ComplianceState{"a": policyv1.Compliant, "b": policyv1.NonCompliant}, Soak: time.Minute},
-		{Compliance: map[string]policyv1.ComplianceState{"b": policyv1.Compliant}, Soak: time.Hour},
+		{Compliance: map[string]policyv1.ComplianceState{"b": policyv1.Compliant}, Soak: time.Hour, SoftTimeout: time.Minute},
 		{Step: true, Done: map[string]bool{"a": true}, Failed: map[string]string{"b": "ManifestWorkDegraded"}},
 		{}, // a managed policy deleted since the start
 	}}
 	cases := map[string][]Policy{
 		// a is not placed on the second policy: done with it at once, without its soak.
 		"a": {{Compliant: true, Soak: time.Minute}, {Compliant: true}, {Compliant: true}, {}},
-		"b": {{Soak: time.Minute}, {Compliant: true, Soak: time.Hour}, {Failed: "ManifestWorkDegraded"}, {}},
+		"b": {{Soak: time.Minute}, {Compliant: true, Soak: time.Hour, SoftTimeout: time.Minute}, {Failed: "ManifestWorkDegraded"}, {}},
 		// c is in no policy's status (deleted, unreachable): never done.
 		"c": {{}, {}, {}, {}},
 	}

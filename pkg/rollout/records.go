@@ -103,6 +103,11 @@ func clusterFrom(cp ranv1alpha1.ClusterProgress, policies []string) Cluster {
 		c.Started = cp.StartedAt.Time
 	}
 	c.Stage = cp.Stage
+	for _, name := range cp.SoftTimedOut {
+		if i := slices.Index(policies, name); i >= 0 {
+			c.SoftTimedOut = append(c.SoftTimedOut, i)
+		}
+	}
 	switch {
 	case c.Verifying(), cp.State == ranv1alpha1.ClusterFailed && cp.CurrentPolicy == "":
 		c.Policy = len(policies) // past its last policy
@@ -182,6 +187,18 @@ func progressRecord(name string, c Cluster, policies []string) ranv1alpha1.Clust
 	if c.State != ranv1alpha1.ClusterCompleted && c.Policy < len(policies) {
 		out.CurrentPolicy = policies[c.Policy]
 	}
+	out.SoftTimedOut = SoftTimedOutNames(c, policies)
+	return out
+}
+
+// SoftTimedOutNames names the best-effort policies a cluster moved past without complying.
+func SoftTimedOutNames(c Cluster, policies []string) []string {
+	var out []string
+	for _, i := range c.SoftTimedOut {
+		if i >= 0 && i < len(policies) {
+			out = append(out, policies[i])
+		}
+	}
 	return out
 }
 
@@ -202,6 +219,7 @@ func sameRecordStatus(a, b ranv1alpha1.ClusterGroupUpgradeBatchStatus) bool {
 
 func sameProgress(a, b ranv1alpha1.ClusterProgress) bool {
 	return a.Name == b.Name && a.State == b.State && a.CurrentPolicy == b.CurrentPolicy && a.Reason == b.Reason && a.Stage == b.Stage &&
+		slices.Equal(a.SoftTimedOut, b.SoftTimedOut) &&
 		sameStamp(a.Since, b.Since) && sameStamp(a.CompliantSince, b.CompliantSince) && sameStamp(a.StartedAt, b.StartedAt)
 }
 

@@ -426,9 +426,10 @@ func verify(f Facts, name string, before, after Cluster, again, deadline time.Ti
 	case v.Done && v.Healthy:
 		return after, time.Time{}
 	case v.Done:
-		return Cluster{State: ranv1alpha1.ClusterFailed, Policy: after.Policy, Since: f.Now, Reason: v.Reason}, time.Time{}
+		return Cluster{State: ranv1alpha1.ClusterFailed, Policy: after.Policy, Since: f.Now, Reason: v.Reason, SoftTimedOut: after.SoftTimedOut}, time.Time{}
 	}
-	c := Cluster{State: ranv1alpha1.ClusterInProgress, Policy: after.Policy, Since: f.Now, Reason: ranv1alpha1.ReasonVerifying}
+	c := Cluster{State: ranv1alpha1.ClusterInProgress, Policy: after.Policy, Since: f.Now, Reason: ranv1alpha1.ReasonVerifying,
+		SoftTimedOut: after.SoftTimedOut}
 	if before.Verifying() {
 		c.Since = before.Since
 	}
@@ -633,10 +634,11 @@ func notDone(f Facts, reason, detail string) Decision {
 }
 
 // compliesWithAll tells whether a cluster that went through the managed policies still
-// complies with them: every one but the intermediate ones, which later ones supersede.
+// complies with them: every one but the intermediate ones, which later ones supersede, and
+// the best-effort ones.
 func compliesWithAll(policies []Policy) bool {
 	for _, p := range policies {
-		if !p.Compliant && !p.Intermediate {
+		if !p.Compliant && !p.Intermediate && p.SoftTimeout <= 0 {
 			return false
 		}
 	}

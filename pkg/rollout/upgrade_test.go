@@ -304,3 +304,42 @@ func TestHandOffFromAnIntermediatePolicy(t *testing.T) {
 		})
 	}
 }
+
+// A best-effort policy (a soft timeout) holds a cluster until its time runs out, then the
+// cluster goes on, the batch records name the policy it passed, and the rollout completes
+// without it, as it would not with the same policy required.
+func TestBestEffortPolicyPassedOnItsSoftTimeout(t *testing.T) {
+	rf := newRecordedFleet(t, []plan.Batch{{Clusters: []string{"mno", "sno"}}}, 2)
+	rf.f.Policies[0].SoftTimeout = 10 * time.Minute
+	delete(rf.f.Policies[0].Compliance, "sno") // placed on the multi-node cluster only
+	rf.decide(0)
+	rf.comply("sno", 1)
+	if d := rf.decide(5 * time.Minute); d.Progress.Clusters["mno"].Policy != 0 || !d.Wake.Equal(at(10*time.Minute)) {
+		t.Fatalf("before its soft timeout the cluster is at policy %d, wake %v; want 0, waking at 10m",
+			d.Progress.Clusters["mno"].Policy, d.Wake)
+	}
+	d := rf.decide(10 * time.Minute)
+	if c := d.Progress.Clusters["mno"]; c.Policy != 1 || !slices.Equal(c.SoftTimedOut, []int{0}) {
+		t.Fatalf("at its soft timeout the cluster is at policy %d, passed %v; want 1, [0]", c.Policy, c.SoftTimedOut)
+	}
+	if !slices.Equal(d.Enforce[1], []string{"mno"}) || len(d.Enforce[0]) != 0 {
+		t.Fatalf("enforced %v, want only the next policy on the cluster", d.Enforce)
+	}
+	cp := rf.records[0].Status.Clusters[0]
+	if cp.Name != "mno" || !slices.Equal(cp.SoftTimedOut, []string{"p0"}) || cp.CurrentPolicy != "p1" {
+		t.Fatalf("record of mno: %+v, want softTimedOut [p0] on p1", cp)
+	}
+	rf.comply("mno", 1)
+	d = rf.decide(12 * time.Minute)
+	rf.expect(d, ranv1alpha1.StateCompleted, 0, "All 2 clusters are compliant")
+	if c := d.Progress.Clusters["mno"]; !slices.Equal(c.SoftTimedOut, []int{0}) {
+		t.Fatalf("the completed cluster forgot the policy it passed: %v", c.SoftTimedOut)
+	}
+
+	required := newFleet(t, []plan.Batch{{Clusters: []string{"mno"}}}, 2)
+	required.decide(0)
+	required.comply("mno", 1)
+	if d := required.decide(30 * time.Minute); d.State == ranv1alpha1.StateCompleted || d.Progress.Clusters["mno"].Policy != 0 {
+		t.Fatalf("a required policy was passed: %s, cluster at policy %d", d.State, d.Progress.Clusters["mno"].Policy)
+	}
+}

@@ -35,6 +35,9 @@ const (
 	// started, and one ended unhealthy (the growth went back, or the rollout stops).
 	ReasonStageStarted   = "CguStageStarted"
 	ReasonStageUnhealthy = "CguStageUnhealthy"
+	// ReasonSoftTimedOut: a cluster moved past a best-effort policy it did not comply with
+	// in its soft timeout (ran.openshift.io/soft-timeout-seconds).
+	ReasonSoftTimedOut = "CguSoftTimedOut"
 )
 
 // TALM's event actions, and ours after them.
@@ -59,6 +62,7 @@ const (
 	ActionOnHoldDueToPrecachingFailures = "RemediationOnHoldDueToPrecachingFailure"
 	ActionStageStarted                  = "RemediationInStageStarted"
 	ActionStageUnhealthy                = "RemediationInStageUnhealthy"
+	ActionClusterSoftTimeout            = "RemediationInClusterSoftTimeout"
 )
 
 // Event annotations, TALM's keys.
@@ -208,6 +212,13 @@ func ClusterTimedOut(name, cluster, policy string) Event {
 func ClusterFailed(name, cluster, why string) Event {
 	return clusterEvent(newEvent(corev1.EventTypeWarning, ReasonFailed, ActionClusterFailed, EventTypeCluster,
 		fmt.Sprintf("ClusterGroupUpgrade %s: cluster %s failed: %s", name, cluster, why)), cluster)
+}
+
+// ClusterSoftTimedOut is the event of a cluster moving past a best-effort policy it did not
+// comply with in time (ours): its upgrade goes on.
+func ClusterSoftTimedOut(name, cluster, policy string) Event {
+	return clusterEvent(newEvent(corev1.EventTypeWarning, ReasonSoftTimedOut, ActionClusterSoftTimeout, EventTypeCluster,
+		fmt.Sprintf("ClusterGroupUpgrade %s: cluster %s went on without policy %s, not compliant within its soft timeout", name, cluster, policy)), cluster)
 }
 
 func clusterEvent(e Event, cluster string) Event {

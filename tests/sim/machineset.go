@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -50,6 +51,15 @@ type machineSets struct {
 	// since is when the scale-up to pending replicas was first seen.
 	pending int64
 	since   time.Time
+	// journal is what the worker MachineSet and pool went through (MachineSetJournal).
+	journal []WorkerCapacity
+}
+
+// WorkerCapacity is the state of a spoke's worker MachineSet, with the rendered config the
+// worker pool's machines run at the time: an entry of Simulator.MachineSetJournal.
+type WorkerCapacity struct {
+	Replicas, Ready int64
+	WorkerConfig    string
 }
 
 func newMachineSets(spec SpokeSpec) *machineSets {
@@ -64,7 +74,11 @@ func (m *machineSets) Step(objects configpolicy.Store, now time.Time) (time.Dura
 	}
 	obj, err := objects.Get(MachineSetGVK, MachineAPINamespace, WorkerMachineSet(m.cluster))
 	if errors.Is(err, configpolicy.ErrNotFound) {
-		return 0, m.create(objects)
+		if err := m.create(objects); err != nil {
+			return 0, err
+		}
+		m.note(objects, int64(m.workers), int64(m.workers))
+		return 0, nil
 	}
 	if err != nil {
 		return 0, err
@@ -85,6 +99,7 @@ func (m *machineSets) Step(objects configpolicy.Store, now time.Time) (time.Dura
 	}
 	next := obj.DeepCopy()
 	setMachineSetStatus(next, want, ready)
+	m.note(objects, want, ready)
 	if equality.Semantic.DeepEqual(next.Object, obj.Object) {
 		return again, nil
 	}
@@ -92,6 +107,33 @@ func (m *machineSets) Step(objects configpolicy.Store, now time.Time) (time.Dura
 		return 0, fmt.Errorf("machine set %s: %w", next.GetName(), err)
 	}
 	return again, nil
+}
+
+// note journals the MachineSet's replicas and ready machines, with the worker pool's
+// rendered config, when one of them changed.
+func (m *machineSets) note(objects configpolicy.Store, replicas, ready int64) {
+	e := WorkerCapacity{Replicas: replicas, Ready: ready}
+	if pool, err := objects.Get(MachineConfigPoolGVK, "", PoolWorker); err == nil {
+		e.WorkerConfig, _, _ = unstructured.NestedString(pool.Object, "status", "configuration", "name")
+	}
+	if n := len(m.journal); n == 0 || m.journal[n-1] != e {
+		m.journal = append(m.journal, e)
+	}
+}
+
+// MachineSetJournal returns what a multi-node spoke's worker MachineSet went through, in
+// order: each change of its replicas, its ready machines or the worker pool's rendered
+// config, as the simulator's steps saw them.
+func (s *Simulator) MachineSetJournal(cluster string) ([]WorkerCapacity, error) {
+	var out []WorkerCapacity
+	err := s.readOperator(cluster, func(op Operator) bool {
+		m, ok := op.(*machineSets)
+		if ok {
+			out = slices.Clone(m.journal)
+		}
+		return ok
+	})
+	return out, err
 }
 
 // readyIn is how long until the pending machines are ready; zero when they never are.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -65,6 +66,10 @@ func TestMachineSetsScaleUpAfterReadyAfterAndDownAtOnce(t *testing.T) {
 	round(t, store, opsT0.Add(5*time.Minute), sets)
 	if spec, made, ready := machineSetReplicas(t, store); spec != 2 || made != 2 || ready != 2 {
 		t.Errorf("after the scale-down: replicas %d, made %d, ready %d; want 2 of each", spec, made, ready)
+	}
+	want := []WorkerCapacity{{Replicas: 2, Ready: 2}, {Replicas: 3, Ready: 2}, {Replicas: 3, Ready: 3}, {Replicas: 2, Ready: 2}}
+	if !slices.Equal(sets.journal, want) {
+		t.Errorf("journal %+v, want %+v", sets.journal, want)
 	}
 }
 

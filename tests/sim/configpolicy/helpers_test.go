@@ -24,6 +24,8 @@ var (
 	clusterVersionGVK = schema.GroupVersionKind{Group: "config.openshift.io", Version: "v1", Kind: "ClusterVersion"}
 	subscriptionGVK   = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: "Subscription"}
 	installPlanGVK    = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: "InstallPlan"}
+	machineSetGVK     = schema.GroupVersionKind{Group: "machine.openshift.io", Version: "v1beta1", Kind: "MachineSet"}
+	poolGVK           = schema.GroupVersionKind{Group: "machineconfiguration.openshift.io", Version: "v1", Kind: "MachineConfigPool"}
 )
 
 // baseNamespaces are present in every test store.
@@ -32,6 +34,7 @@ var baseNamespaces = []string{
 	`{apiVersion: v1, kind: Namespace, metadata: {name: kube-system}}`,
 	`{apiVersion: v1, kind: Namespace, metadata: {name: app-1, labels: {env: prod}}}`,
 	`{apiVersion: v1, kind: Namespace, metadata: {name: app-2, labels: {env: prod}}}`,
+	`{apiVersion: v1, kind: Namespace, metadata: {name: openshift-machine-api}}`,
 }
 
 func testMapper() *Mapper {
@@ -39,6 +42,8 @@ func testMapper() *Mapper {
 	m.Add(widgetGVK, "widgets", true)
 	m.Add(subscriptionGVK, "subscriptions", true)
 	m.Add(installPlanGVK, "installplans", true)
+	m.Add(machineSetGVK, "machinesets", true)
+	m.Add(poolGVK, "machineconfigpools", false)
 
 	return m
 }

@@ -78,23 +78,11 @@ func TestRawTemplatesMatchRealController(t *testing.T) {
 		for _, remediation := range []string{"inform", "enforce"} {
 			t.Run(name+" "+remediation, func(t *testing.T) {
 				g := NewWithT(t)
-				policy := configurationPolicy(t, "remediationAction: "+remediation)
-				policy.Spec.ObjectTemplatesRaw = c.raw
 				var docs []string
 				for _, o := range c.objects {
 					docs = append(docs, o...)
 				}
-				objs := objects(t, docs...)
-				store := newTestStore(t, objs)
-				controller := newOracle(t, store.mapper, objs, policy)
-
-				res := Evaluate(policy, store, testNow)
-				g.Expect(res.Err).NotTo(HaveOccurred())
-				status, sent := controller.evaluate(t, policy.Name)
-
-				g.Expect(res.Compliance).To(Equal(status.ComplianceState))
-				g.Expect(resultConditions(res)).To(Equal(oracleConditions(status)))
-				g.Expect(orEmpty(EmittedMessages(Result{}, res, false))).To(Equal(sent))
+				store, controller := evaluateAsRealController(g, t, remediation, c.raw, objects(t, docs...))
 				for _, plan := range c.plans {
 					mine, theirs := storeGetter(store)(installPlanGVK, "app-1", plan), controller.get(installPlanGVK, "app-1", plan)
 					approved := func(o *unstructured.Unstructured) any {
@@ -106,6 +94,26 @@ func TestRawTemplatesMatchRealController(t *testing.T) {
 			})
 		}
 	}
+}
+
+// evaluateAsRealController evaluates a policy of the raw object templates given, with
+// remediation, on a store of objs and on the real controller, and expects the same
+// compliance, conditions and messages; it returns both, for the objects they left.
+func evaluateAsRealController(g Gomega, t *testing.T, remediation, raw string, objs []*unstructured.Unstructured) (*MapStore, *oracle) {
+	t.Helper()
+	policy := configurationPolicy(t, "remediationAction: "+remediation)
+	policy.Spec.ObjectTemplatesRaw = raw
+	store := newTestStore(t, objs)
+	controller := newOracle(t, store.mapper, objs, policy)
+
+	res := Evaluate(policy, store, testNow)
+	g.Expect(res.Err).NotTo(HaveOccurred())
+	status, sent := controller.evaluate(t, policy.Name)
+
+	g.Expect(res.Compliance).To(Equal(status.ComplianceState))
+	g.Expect(resultConditions(res)).To(Equal(oracleConditions(status)))
+	g.Expect(orEmpty(EmittedMessages(Result{}, res, false))).To(Equal(sent))
+	return store, controller
 }
 
 // TestRawTemplatesOutcomes pins what the approve-all template decides, beside the agreement
@@ -135,4 +143,119 @@ func TestRawTemplatesOutcomes(t *testing.T) {
 	g.Expect(store.Update(sub)).To(Succeed())
 	res = Evaluate(policy, store, testNow)
 	g.Expect(res.Compliance).To(BeEquivalentTo("Compliant"), res.Message)
+}
+
+// machineSet is a MachineSet of openshift-machine-api whose machines have role, with the
+// annotations (a YAML flow map's entries), replicas and ready machines given.
+func machineSet(name, role, annotations string, replicas, ready int) string {
+	return fmt.Sprintf(`{apiVersion: machine.openshift.io/v1beta1, kind: MachineSet,
+  metadata: {name: %s, namespace: openshift-machine-api, annotations: {%s}},
+  spec: {replicas: %d, template: {metadata: {labels: {machine.openshift.io/cluster-api-machine-role: %s}}}},
+  status: {replicas: %d, readyReplicas: %d}}`, name, annotations, replicas, role, replicas, ready)
+}
+
+// workerPool is the worker MachineConfigPool, Updated or not.
+func workerPool(updated bool) string {
+	status := "False"
+	if updated {
+		status = "True"
+	}
+	return `{apiVersion: machineconfiguration.openshift.io/v1, kind: MachineConfigPool, metadata: {name: worker},
+  spec: {paused: false}, status: {conditions: [{type: Updated, status: "` + status + `"}]}}`
+}
+
+const before = mcu.AnnotationReplicasBeforeSurge + `: "2"`
+
+// TestCapacityTemplatesMatchRealController resolves the templates adding and removing worker
+// capacity of a ManagedClustersUpgrade against MachineSets in each state they pass through,
+// and expects the real controller's compliance, conditions, messages and resulting
+// MachineSets, on inform and on enforce.
+func TestCapacityTemplatesMatchRealController(t *testing.T) {
+	up, down := mcu.ScaleUpTemplates(1), mcu.ScaleDownTemplates()
+	cases := map[string]struct {
+		raw     string
+		objects []string
+	}{
+		"add, before the surge":                {raw: up, objects: []string{machineSet("w-a", "worker", "", 2, 2)}},
+		"add, surged, a machine not ready yet": {raw: up, objects: []string{machineSet("w-a", "worker", before, 3, 2)}},
+		"add, surged and ready":                {raw: up, objects: []string{machineSet("w-a", "worker", before, 3, 3)}},
+		"add, no MachineSet":                   {raw: up},
+		"add, none to surge: infra, autoscaled, empty": {raw: up, objects: []string{
+			machineSet("i-a", "infra", "", 2, 2),
+			machineSet("w-b", "worker", "machine.openshift.io/cluster-api-autoscaler-node-group-max-size: \"6\"", 2, 2),
+			machineSet("w-c", "worker", "", 0, 0)}},
+		"add, a removed surge is forgotten": {raw: up, objects: []string{machineSet("w-a", "worker", mcu.AnnotationReplicasBeforeSurge+`: ""`, 4, 4)}},
+		"remove, workers updating":          {raw: down, objects: []string{workerPool(false), machineSet("w-a", "worker", before, 3, 3)}},
+		"remove, workers updated":           {raw: down, objects: []string{workerPool(true), machineSet("w-a", "worker", before, 3, 3), machineSet("w-b", "worker", "", 2, 2)}},
+		"remove, the surge removed":         {raw: down, objects: []string{workerPool(true), machineSet("w-a", "worker", mcu.AnnotationReplicasBeforeSurge+`: ""`, 2, 2)}},
+		"remove, machines still going":      {raw: down, objects: []string{workerPool(true), machineSet("w-a", "worker", mcu.AnnotationReplicasBeforeSurge+`: ""`, 3, 2)}},
+		"remove, no pool":                   {raw: down},
+	}
+	for name, c := range cases {
+		for _, remediation := range []string{"inform", "enforce"} {
+			t.Run(name+" "+remediation, func(t *testing.T) {
+				g := NewWithT(t)
+				objs := objects(t, c.objects...)
+				store, controller := evaluateAsRealController(g, t, remediation, c.raw, objs)
+				for _, o := range objs {
+					if o.GroupVersionKind() != machineSetGVK {
+						continue
+					}
+					mine, theirs := storeGetter(store)(machineSetGVK, o.GetNamespace(), o.GetName()), controller.get(machineSetGVK, o.GetNamespace(), o.GetName())
+					g.Expect(scaled(mine)).To(Equal(scaled(theirs)), o.GetName())
+				}
+			})
+		}
+	}
+}
+
+// scaled is what the capacity templates change of a MachineSet: its replicas and the
+// annotation keeping those before the surge.
+func scaled(o *unstructured.Unstructured) string {
+	replicas, _, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
+	kept, ok := o.GetAnnotations()[mcu.AnnotationReplicasBeforeSurge]
+	return fmt.Sprintf("replicas %d, before the surge %q (%t)", replicas, kept, ok)
+}
+
+// TestCapacityTemplatesOutcomes pins what the capacity templates do through a surge, beside
+// the agreement with the real controller: enforcing the addition asks one machine more and
+// keeps the replicas before it, compliant once ready, however often evaluated; the removal
+// waits for the worker pool, then asks the replicas before, compliant once the machine is
+// gone; a surge that follows starts again from the MachineSet's own replicas.
+func TestCapacityTemplatesOutcomes(t *testing.T) {
+	g := NewWithT(t)
+	up, down := configurationPolicy(t, "remediationAction: enforce"), configurationPolicy(t, "remediationAction: enforce")
+	up.Spec.ObjectTemplatesRaw, down.Spec.ObjectTemplatesRaw = mcu.ScaleUpTemplates(1), mcu.ScaleDownTemplates()
+	store := newTestStore(t, objects(t, workerPool(false), machineSet("w-a", "worker", "", 2, 2)))
+	get := func() *unstructured.Unstructured {
+		return storeGetter(store)(machineSetGVK, "openshift-machine-api", "w-a")
+	}
+	setStatus := func(replicas, ready int64) {
+		ms := get().DeepCopy()
+		g.Expect(unstructured.SetNestedField(ms.Object, replicas, "status", "replicas")).To(Succeed())
+		g.Expect(unstructured.SetNestedField(ms.Object, ready, "status", "readyReplicas")).To(Succeed())
+		g.Expect(store.Update(ms)).To(Succeed())
+	}
+
+	g.Expect(Evaluate(up, store, testNow).Compliance).To(BeEquivalentTo("NonCompliant"))
+	g.Expect(scaled(get())).To(Equal(`replicas 3, before the surge "2" (true)`))
+	setStatus(3, 3)
+	for range 2 {
+		g.Expect(Evaluate(up, store, testNow).Compliance).To(BeEquivalentTo("Compliant"))
+		g.Expect(scaled(get())).To(Equal(`replicas 3, before the surge "2" (true)`))
+	}
+
+	g.Expect(Evaluate(down, store, testNow).Compliance).To(BeEquivalentTo("NonCompliant"))
+	g.Expect(scaled(get())).To(Equal(`replicas 3, before the surge "2" (true)`), "removed before the workers updated")
+	pool := storeGetter(store)(poolGVK, "", "worker").DeepCopy()
+	g.Expect(unstructured.SetNestedSlice(pool.Object, []any{map[string]any{"type": "Updated", "status": "True"}}, "status", "conditions")).To(Succeed())
+	g.Expect(store.Update(pool)).To(Succeed())
+	g.Expect(Evaluate(down, store, testNow).Compliance).To(BeEquivalentTo("NonCompliant"))
+	g.Expect(scaled(get())).To(Equal(`replicas 2, before the surge "" (true)`))
+	g.Expect(Evaluate(down, store, testNow).Compliance).To(BeEquivalentTo("NonCompliant"), "compliant while the added machine is still there")
+	setStatus(2, 2)
+	g.Expect(Evaluate(down, store, testNow).Compliance).To(BeEquivalentTo("Compliant"))
+
+	g.Expect(Evaluate(up, store, testNow).Compliance).To(BeEquivalentTo("NonCompliant"))
+	g.Expect(scaled(get())).To(Equal(`replicas 3, before the surge "2" (true)`))
 }
