@@ -329,12 +329,15 @@ var _ = Describe("kubectl cgu dashboard", func() {
 		Expect(eval(tab, `window.sameDocument === true`)).To(BeTrue(), "the page was reloaded")
 	})
 
-	It("shows a release-named upgrade: its release, the updates of its plan, the clusters it holds, and its ClusterGroupUpgrade", func(ctx SpecContext) {
-		By("two clusters: one two minors behind, one the graph strands")
+	It("shows a release-named upgrade: its release, the updates of its plan, the clusters it holds, the worker capacity, and its ClusterGroupUpgrade", func(ctx SpecContext) {
+		By("two clusters: a multi-node one two minors behind, one the graph strands")
 		versions := []string{harness.EUSFrom, harness.Stranded}
 		i := 0
 		clusters, err := fleet.JoinFleetWith(ctx, "rel", len(versions), func(s *sim.SpokeSpec) {
 			s.Version, s.Channel = versions[i], harness.EUSChannel
+			if i == 0 {
+				s.Workers = 2
+			}
 			i++
 		})
 		Expect(err).NotTo(HaveOccurred())
@@ -346,6 +349,7 @@ var _ = Describe("kubectl cgu dashboard", func() {
 			Spec: ranv1alpha1.ManagedClustersUpgradeSpec{
 				ClusterSelector: &ranv1alpha1.MCUClusterSelector{MatchLabels: map[string]string{"fleet": "rel"}},
 				ClusterVersion:  ranv1alpha1.MCUClusterVersion{Channel: harness.EUSChannel, Version: harness.To},
+				UpgradeStrategy: ranv1alpha1.MCUUpgradeStrategy{WorkerCapacity: &ranv1alpha1.WorkerCapacity{}},
 			},
 		}
 		Expect(fleet.Hub.Client.Create(ctx, m)).To(Succeed())
@@ -353,9 +357,14 @@ var _ = Describe("kubectl cgu dashboard", func() {
 		tab := browser(ctx)
 		Expect(within(tab, chromedp.Navigate(serveDashboard(ctx, "-n", ns)+"#/ManagedClustersUpgrade/"+ns+"/"+m.Name),
 			chromedp.WaitVisible(chromedp.CSS(`#updates tr[data-index="2"]`)),
-			chromedp.WaitVisible(chromedp.CSS(`#held`)))).To(Succeed())
+			chromedp.WaitVisible(chromedp.CSS(`#held`)),
+			// The ClusterGroupUpgrade is made once every policy reports on its clusters.
+			chromedp.WaitVisible(chromedp.CSS(`#release a`)))).To(Succeed())
 		Expect(text(tab, `#updates tr[data-index="1"]`)).To(ContainSubstring(harness.EUSHop), "the first update goes to the odd minor")
 		Expect(text(tab, `#release`)).To(Equal("Rolled out by ClusterGroupUpgrade " + m.Name))
+		Expect(text(tab, `#capacity`)).To(MatchRegexp(
+			`^Worker capacity: 1 multi-node cluster adds workers; [01] added, 0 upgraded without them \(not ready in time\), [01] removed$`),
+			"its machines come up at once: the cluster may have added them already")
 		Expect(text(tab, `#held`)).To(And(ContainSubstring(clusters[1]), ContainSubstring("NoUpdatePath")))
 		Expect(text(tab, `tr[data-name="`+m.Name+`"]`)).To(ContainSubstring("release-named"))
 		Expect(eval(tab, `[...document.querySelectorAll("tr[data-name]")].some((r) => r.textContent.includes("runs `+m.Name+`"))`)).

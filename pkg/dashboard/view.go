@@ -140,6 +140,9 @@ type Release struct {
 	Channel string                 `json:"channel"`
 	Upgrade string                 `json:"upgrade,omitempty"`
 	Updates []ranv1alpha1.MCUStage `json:"updates"`
+	// WorkerCapacity is where the multi-node clusters' added workers stand, when the rollout
+	// adds some.
+	WorkerCapacity *ranv1alpha1.CapacitySummary `json:"workerCapacity,omitempty"`
 }
 
 // ETA is the estimate of the batches left (pkg/estimate), in seconds, and its text.
@@ -397,7 +400,7 @@ func ReleaseRow(m *ranv1alpha1.ManagedClustersUpgrade) Row {
 func ReleaseDetail(m *ranv1alpha1.ManagedClustersUpgrade, events []corev1.Event) Detail {
 	d := Detail{Row: ReleaseRow(m), Held: []Cluster{}, Failed: []Cluster{}, Timeline: []Batch{}, Events: newEvents(events),
 		Release: &Release{Version: m.Spec.ClusterVersion.Version, Channel: m.Spec.ClusterVersion.Channel,
-			Upgrade: m.Status.Upgrade, Updates: m.Status.Stages}}
+			Upgrade: m.Status.Upgrade, Updates: m.Status.Stages, WorkerCapacity: m.Status.WorkerCapacity}}
 	if d.Release.Updates == nil {
 		d.Release.Updates = []ranv1alpha1.MCUStage{}
 	}

@@ -281,6 +281,7 @@ func TestReleaseRowAndPage(t *testing.T) {
 			Stages:          []ranv1alpha1.MCUStage{{Index: 1, Version: "4.15.40", Clusters: 1, Policy: "to-4.16-4-15-40"}},
 			Held:            []ranv1alpha1.MCUHold{{Cluster: "old", Reason: "NoUpdatePath", Message: "the update graph offers no path"}},
 			ClustersSummary: &ranv1alpha1.ClustersSummary{Total: 4, Initialized: 2, PartialUpgrade: 1, Complete: 1, Pending: 1, Held: 1},
+			WorkerCapacity:  &ranv1alpha1.CapacitySummary{Total: 2, Added: 1},
 			Conditions: []metav1.Condition{{Type: ranv1alpha1.MCUConditionInProgress, Status: metav1.ConditionTrue,
 				Reason: "UpgradeInProgress", Message: "1 clusters upgrading"}},
 		},
@@ -300,7 +301,7 @@ func TestReleaseRowAndPage(t *testing.T) {
 	}
 	d := ReleaseDetail(&releases[0], nil)
 	if d.Release == nil || d.Release.Upgrade != "to-4.16" || len(d.Release.Updates) != 1 || len(d.Held) != 1 ||
-		d.Held[0].Reason != "NoUpdatePath: the update graph offers no path" {
+		d.Held[0].Reason != "NoUpdatePath: the update graph offers no path" || d.Release.WorkerCapacity == nil || d.Release.WorkerCapacity.Added != 1 {
 		t.Errorf("release detail %+v %+v", d.Release, d.Held)
 	}
 }

@@ -366,12 +366,15 @@ function events(list) {
 // kindLabels say, in the list, what a rollout is when it is not a ClusterGroupUpgrade.
 const kindLabels = { ImageBasedGroupUpgrade: " · image-based", ManagedClustersUpgrade: " · release-named" };
 
-// release shows a ManagedClustersUpgrade's release, the ClusterGroupUpgrade that runs it and
-// the updates of its plan.
+// release shows a ManagedClustersUpgrade's release, the ClusterGroupUpgrade that runs it, the
+// worker capacity its multi-node clusters add, and the updates of its plan.
 function release(d) {
   const r = d.release;
   const link = r.upgrade ? h("a", { href: "#/ClusterGroupUpgrade/" + encodeURIComponent(d.namespace) + "/" + encodeURIComponent(r.upgrade) }, r.upgrade) : "not yet";
-  return section("Release " + r.version + " in " + r.channel, h("p", { id: "release" }, "Rolled out by ClusterGroupUpgrade ", link),
+  const c = r.workerCapacity;
+  const capacity = c ? h("p", { id: "capacity" }, "Worker capacity: " + c.total + (c.total === 1 ? " multi-node cluster adds" : " multi-node clusters add") + " workers; " +
+    c.added + " added, " + c.notReady + " upgraded without them (not ready in time), " + c.removed + " removed") : null;
+  return section("Release " + r.version + " in " + r.channel, h("p", { id: "release" }, "Rolled out by ClusterGroupUpgrade ", link), capacity,
     h("table", { class: "batches", id: "updates" },
       h("thead", {}, h("tr", {}, h("th", {}, "Update"), h("th", {}, "To"), h("th", {}, "Clusters"), h("th", {}, "Policy"), h("th", {}, "Accepted risks"))),
       h("tbody", {}, r.updates.map((u) => h("tr", { "data-index": u.index, "data-version": u.version },
