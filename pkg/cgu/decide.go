@@ -247,8 +247,8 @@ func (p *pass) capacity() *int {
 }
 
 // policyFacts are what each managed policy says of the clusters: compliance on the root
-// policy's status, the soak and the soft timeout it asks for, and, for an intermediate one, the clusters the hub
-// released from it.
+// policy's status, the soak and the soft timeout it asks for, and, for an intermediate one,
+// the clusters the hub released from it.
 func policyFacts(roots []*policyv1.Policy, released map[int]map[string]bool) []rollout.PolicyFacts {
 	out := make([]rollout.PolicyFacts, len(roots))
 	for i, p := range roots {

@@ -151,9 +151,9 @@ func (c Cluster) Terminal() bool {
 // Step moves a cluster of the current batch as far as the facts allow at now: a Pending
 // cluster starts at its first policy, a cluster moves to the next policy once the current
 // one is compliant and has soaked (or, for a best-effort policy, once its soft timeout ran
-// out), it completes after the last one, and it times out at deadline. It returns the new position and when the cluster wants to be looked at again
-// without a new fact (a soak or a soft timeout ending, the deadline), or the zero time when only new facts
-// matter.
+// out), it completes after the last one, and it times out at deadline. It returns the new
+// position and when the cluster wants to be looked at again without a new fact (a soak or a
+// soft timeout ending, the deadline), or the zero time when only new facts matter.
 func Step(c Cluster, policies []Policy, now, deadline time.Time) (Cluster, time.Time) {
 	return step(c, policies, now, deadline, false)
 }
