@@ -1,0 +1,316 @@
+// Package analysis judges a batch by what its clusters' metrics say: the pure part of an
+// analysis gate (issue 33). A gate's query is measured at intervals, each measurement a value
+// per cluster of the batch (and, for a comparison, per cluster not upgraded yet); Judge turns
+// the measurements taken so far into a verdict: still running, passed, failed, or
+// inconclusive. An endpoint that could not answer makes a measurement inconclusive, never a
+// pass.
+//
+// Nothing here reads a clock or a network: the controller measures, records the
+// measurements, and asks again.
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Mode is how a measurement is judged: Absolute, every upgraded cluster's value must meet
+// the success condition; Comparison, the upgraded clusters' values must not be worse than the
+// baseline's (the clusters not upgraded yet), by the one-sided Mann-Whitney U test
+// (CompareSamples).
+type Mode string
+
+// The modes.
+const (
+	Absolute   Mode = "Absolute"
+	Comparison Mode = "Comparison"
+)
+
+// Op compares a value with a threshold.
+type Op string
+
+// The comparisons of a success condition.
+const (
+	Less         Op = "<"
+	LessEqual    Op = "<="
+	Greater      Op = ">"
+	GreaterEqual Op = ">="
+)
+
+// Condition is what a value must meet: Value Op Threshold.
+type Condition struct {
+	Op        Op
+	Threshold float64
+}
+
+// Met reports whether v meets the condition; NaN never does.
+func (c Condition) Met(v float64) bool {
+	if math.IsNaN(v) {
+		return false
+	}
+	switch c.Op {
+	case Less:
+		return v < c.Threshold
+	case LessEqual:
+		return v <= c.Threshold
+	case Greater:
+		return v > c.Threshold
+	case GreaterEqual:
+		return v >= c.Threshold
+	}
+	return false
+}
+
+func (c Condition) String() string { return fmt.Sprintf("value %s %g", c.Op, c.Threshold) }
+
+// Gate is one query of an analysis gate, as the judgement needs it.
+type Gate struct {
+	Name string
+	Mode Mode
+	// Measurements is how many conclusive measurements the gate takes before it passes.
+	Measurements int
+	// FailureLimit is how many failed measurements the gate tolerates: one more fails it.
+	FailureLimit int
+	// Success is the condition of an Absolute gate.
+	Success Condition
+	// HigherIsWorse says, for a Comparison, which way is worse.
+	HigherIsWorse bool
+	// Alpha is a Comparison's significance level (0.05 when zero).
+	Alpha float64
+	// MinSamples is the fewest values each side of a Comparison needs (DefaultMinSamples
+	// when zero): fewer make the measurement inconclusive.
+	MinSamples int
+}
+
+// DefaultMinSamples is the fewest values each side of a comparison needs: the test's normal
+// approximation is not trusted below it.
+const DefaultMinSamples = 8
+
+// DefaultAlpha is a comparison's significance level when the gate sets none.
+const DefaultAlpha = 0.05
+
+// Measurement is one run of a gate's query.
+type Measurement struct {
+	At time.Time
+	// Err is why the endpoint gave no answer (unreachable, an error, a malformed result):
+	// the measurement is inconclusive.
+	Err string
+	// Values are the upgraded clusters' values, by cluster; Baseline the not-upgraded
+	// clusters' (Comparison only).
+	Values, Baseline map[string]float64
+}
+
+// Phase is where a gate stands.
+type Phase string
+
+// The phases.
+const (
+	Running      Phase = "Running"
+	Passed       Phase = "Passed"
+	Failed       Phase = "Failed"
+	Inconclusive Phase = "Inconclusive"
+)
+
+// Verdict is a gate's judgement of its measurements so far.
+type Verdict struct {
+	Phase Phase
+	// Conclusive, Failures and Inconclusives count the measurements by outcome.
+	Conclusive, Failures, Inconclusives int
+	// Clusters are, for an Absolute gate, the clusters that missed the condition in the
+	// measurements that failed, sorted.
+	Clusters []string
+	// Message says why, in one sentence.
+	Message string
+}
+
+// Judge judges the measurements of gate, in the order taken, for the upgraded clusters:
+// Failed once more measurements failed than FailureLimit, Passed once Measurements
+// conclusive ones are in without that, Inconclusive while the last measurement is, Running
+// otherwise. A measurement missing an upgraded cluster's value is inconclusive: a cluster
+// the query does not see is not a cluster that passed.
+func Judge(g Gate, upgraded []string, ms []Measurement) Verdict {
+	v := Verdict{Phase: Running}
+	missed := map[string]bool{}
+	var last outcome
+	for _, m := range ms {
+		o := judgeOne(g, upgraded, m)
+		last = o
+		switch {
+		case o.inconclusive != "":
+			v.Inconclusives++
+			continue
+		case o.failed != "":
+			v.Failures++
+			for _, c := range o.clusters {
+				missed[c] = true
+			}
+		}
+		v.Conclusive++
+		if v.Failures > g.FailureLimit {
+			v.Phase, v.Message = Failed, fmt.Sprintf("%s failed %d of %d measurements (%d tolerated): %s",
+				g.Name, v.Failures, v.Conclusive, g.FailureLimit, o.failed)
+			v.Clusters = sortedKeys(missed)
+			return v
+		}
+		if v.Conclusive >= max(g.Measurements, 1) {
+			v.Phase, v.Message = Passed, fmt.Sprintf("%s passed %d of %d measurements", g.Name, v.Conclusive-v.Failures, v.Conclusive)
+			v.Clusters = sortedKeys(missed)
+			return v
+		}
+	}
+	v.Clusters = sortedKeys(missed)
+	switch {
+	case last.inconclusive != "":
+		v.Phase, v.Message = Inconclusive, fmt.Sprintf("%s is inconclusive: %s", g.Name, last.inconclusive)
+	default:
+		v.Message = fmt.Sprintf("%s: %d of %d measurements taken, %d failed", g.Name, v.Conclusive, max(g.Measurements, 1), v.Failures)
+	}
+	return v
+}
+
+// outcome is one measurement's judgement: inconclusive (why), failed (why, and for an
+// Absolute gate the clusters that missed), or neither (passed).
+type outcome struct {
+	inconclusive, failed string
+	clusters             []string
+}
+
+func judgeOne(g Gate, upgraded []string, m Measurement) outcome {
+	if m.Err != "" {
+		return outcome{inconclusive: "the endpoint gave no answer: " + m.Err}
+	}
+	var values []float64
+	var absent, missed []string
+	for _, c := range upgraded {
+		v, ok := m.Values[c]
+		if !ok {
+			absent = append(absent, c)
+			continue
+		}
+		values = append(values, v)
+		if g.Mode == Absolute && !g.Success.Met(v) {
+			missed = append(missed, c)
+		}
+	}
+	if len(absent) > 0 {
+		return outcome{inconclusive: fmt.Sprintf("no value for %s", names(absent))}
+	}
+	if g.Mode == Absolute {
+		if len(missed) > 0 {
+			return outcome{failed: fmt.Sprintf("%s missed %s", names(missed), g.Success), clusters: missed}
+		}
+		return outcome{}
+	}
+	baseline := make([]float64, 0, len(m.Baseline))
+	for _, v := range m.Baseline {
+		baseline = append(baseline, v)
+	}
+	c, err := CompareSamples(values, baseline, g.HigherIsWorse, g.MinSamples)
+	if err != nil {
+		return outcome{inconclusive: err.Error()}
+	}
+	alpha := g.Alpha
+	if alpha <= 0 {
+		alpha = DefaultAlpha
+	}
+	if c.P < alpha {
+		return outcome{failed: fmt.Sprintf("the upgraded clusters are worse than the baseline (Mann-Whitney U %.1f, p %.3g < %g)", c.U, c.P, alpha)}
+	}
+	return outcome{}
+}
+
+// Test is the result of CompareSamples.
+type Test struct {
+	// U is the Mann-Whitney statistic of the upgraded sample; P the one-sided p-value of
+	// "the upgraded values are worse".
+	U, P float64
+}
+
+// CompareSamples tests whether the upgraded values are worse than the baseline's (higher,
+// or lower when higherIsWorse is false): the one-sided Mann-Whitney U test, ties ranked by
+// their mean rank, with the normal approximation corrected for ties and continuity. Fewer
+// than minSamples values on a side (DefaultMinSamples when zero or less), NaN among them,
+// or samples all equal, cannot be judged: an error says which.
+func CompareSamples(upgraded, baseline []float64, higherIsWorse bool, minSamples int) (Test, error) {
+	if minSamples <= 0 {
+		minSamples = DefaultMinSamples
+	}
+	if len(upgraded) < minSamples || len(baseline) < minSamples {
+		return Test{}, fmt.Errorf("too few samples: %d upgraded and %d baseline values, %d each needed",
+			len(upgraded), len(baseline), minSamples)
+	}
+	all := make([]ranked, 0, len(upgraded)+len(baseline))
+	for _, side := range []struct {
+		values   []float64
+		upgraded bool
+	}{{upgraded, true}, {baseline, false}} {
+		for _, v := range side.values {
+			if math.IsNaN(v) {
+				return Test{}, fmt.Errorf("a value is not a number")
+			}
+			if !higherIsWorse {
+				v = -v // lower is worse: rank the negated values, worse ranking higher either way
+			}
+			all = append(all, ranked{v: v, upgraded: side.upgraded})
+		}
+	}
+	rankSum, ties := rankSums(all)
+	n1, n2, n := float64(len(upgraded)), float64(len(baseline)), float64(len(all))
+	u := rankSum - n1*(n1+1)/2
+	variance := n1 * n2 / 12 * ((n + 1) - ties/(n*(n-1)))
+	if variance <= 0 {
+		return Test{}, fmt.Errorf("every value is the same: the samples cannot be told apart")
+	}
+	z := (u - n1*n2/2 - 0.5) / math.Sqrt(variance)
+	return Test{U: u, P: 0.5 * math.Erfc(z/math.Sqrt2)}, nil
+}
+
+// ranked is a value of either sample.
+type ranked struct {
+	v        float64
+	upgraded bool
+}
+
+// rankSums ranks the values of both samples together, ties by their mean rank, and returns
+// the upgraded sample's rank sum and the tie term Σ(t³ - t) over the groups of ties.
+func rankSums(all []ranked) (rankSum, ties float64) {
+	slices.SortFunc(all, func(a, b ranked) int { return cmp.Compare(a.v, b.v) })
+	for i := 0; i < len(all); {
+		j := i
+		for j < len(all) && all[j].v == all[i].v {
+			j++
+		}
+		rank := float64(i+j+1) / 2 // the mean of ranks i+1 .. j
+		for k := i; k < j; k++ {
+			if all[k].upgraded {
+				rankSum += rank
+			}
+		}
+		t := float64(j - i)
+		ties += t*t*t - t
+		i = j
+	}
+	return rankSum, ties
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// names lists clusters for a message: the first three and how many more.
+func names(clusters []string) string {
+	const shown = 3
+	if len(clusters) <= shown {
+		return strings.Join(clusters, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(clusters[:shown], ", "), len(clusters)-shown)
+}
