@@ -12,6 +12,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -153,16 +154,16 @@ func Judge(g Gate, upgraded []string, ms []Measurement) Verdict {
 		if v.Failures > g.FailureLimit {
 			v.Phase, v.Message = Failed, fmt.Sprintf("%s failed %d of %d measurements (%d tolerated): %s",
 				g.Name, v.Failures, v.Conclusive, g.FailureLimit, o.failed)
-			v.Clusters = sortedKeys(missed)
+			v.Clusters = slices.Sorted(maps.Keys(missed))
 			return v
 		}
 		if v.Conclusive >= max(g.Measurements, 1) {
 			v.Phase, v.Message = Passed, fmt.Sprintf("%s passed %d of %d measurements", g.Name, v.Conclusive-v.Failures, v.Conclusive)
-			v.Clusters = sortedKeys(missed)
+			v.Clusters = slices.Sorted(maps.Keys(missed))
 			return v
 		}
 	}
-	v.Clusters = sortedKeys(missed)
+	v.Clusters = slices.Sorted(maps.Keys(missed))
 	switch {
 	case last.inconclusive != "":
 		v.Phase, v.Message = Inconclusive, fmt.Sprintf("%s is inconclusive: %s", g.Name, last.inconclusive)
@@ -295,15 +296,6 @@ func rankSums(all []ranked) (rankSum, ties float64) {
 		i = j
 	}
 	return rankSum, ties
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // names lists clusters for a message: the first three and how many more.
