@@ -105,6 +105,11 @@ const workerMachineSets = `{{- range $ms := (lookup "machine.openshift.io/v1beta
 {{- if and (eq $role "worker") (not (hasKey $annotations "` + annotationAutoscaled + `")) }}
 `
 
+// beforeSurge binds $before, within workerMachineSets: the replicas AnnotationReplicasBeforeSurge
+// keeps, or the MachineSet's own when it is missing or empty.
+const beforeSurge = `{{- $before := get $annotations "` + AnnotationReplicasBeforeSurge + `" | default (dig "spec" "replicas" 0 $ms | toString) | atoi }}
+`
+
 // machineSetTemplate is a musthave object template of the MachineSet $ms with the annotation
 // AnnotationReplicasBeforeSurge set to annotation, and spec and status as given (template
 // text).
@@ -131,8 +136,7 @@ func machineSetTemplate(annotation, spec, status string) string {
 // and status.readyReplicas that many plus surge. A cluster without such a MachineSet has
 // nothing to add.
 func ScaleUpTemplates(surge int) string {
-	return workerMachineSets + `{{- $before := get $annotations "` + AnnotationReplicasBeforeSurge + `" | default (dig "spec" "replicas" 0 $ms | toString) | atoi }}
-{{- if gt $before 0 }}
+	return workerMachineSets + beforeSurge + `{{- if gt $before 0 }}
 ` + machineSetTemplate(`"{{ $before }}"`, fmt.Sprintf("replicas: {{ add $before %d }}", surge),
 		fmt.Sprintf("readyReplicas: {{ add $before %d }}", surge)) + `{{- end }}
 {{- end }}
@@ -165,8 +169,7 @@ func ScaleDownTemplates() string {
 {{- end }}
 {{- if $updated }}
 ` + workerMachineSets + `{{- if hasKey $annotations "` + AnnotationReplicasBeforeSurge + `" }}
-{{- $before := get $annotations "` + AnnotationReplicasBeforeSurge + `" | default (dig "spec" "replicas" 0 $ms | toString) | atoi }}
-` + machineSetTemplate(`""`, "replicas: {{ $before }}", "replicas: {{ $before }}") + `{{- end }}
+` + beforeSurge + machineSetTemplate(`""`, "replicas: {{ $before }}", "replicas: {{ $before }}") + `{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}`
