@@ -32,6 +32,8 @@ const CheckMessageLimit = 512
 // RemediationStrategySpec says how the selected clusters are split into batches and how long
 // the rollout may take.
 // +kubebuilder:validation:XValidation:rule="!has(self.progressive) || (has(self.mode) && self.mode == 'Progressive')",message="spec.remediationStrategy.progressive is set only with mode Progressive"
+// +kubebuilder:validation:XValidation:rule="(!has(self.spread) && !has(self.antiAffinity)) || !has(self.mode) || self.mode == 'Batches'",message="spec.remediationStrategy.spread and antiAffinity shape batches: they are set only with mode Batches"
+// +kubebuilder:validation:XValidation:rule="!has(self.spread) || !has(self.antiAffinity) || !self.spread.exists(s, s.labelKey in self.antiAffinity)",message="spec.remediationStrategy.antiAffinity names a label key spread also names: anti-affinity is a spread of one per batch, say it once"
 type RemediationStrategySpec struct {
 	// Canaries names clusters remediated first, one batch each, before any other cluster.
 	// Each must also be selected by clusters, clusterSelector or clusterLabelSelectors.
@@ -71,6 +73,37 @@ type RemediationStrategySpec struct {
 	// the growth again. Set only with mode Progressive.
 	// +optional
 	Progressive *ProgressiveSpec `json:"progressive,omitempty"`
+
+	// Spread bounds, for each value of a ManagedCluster label (a site, a region), how many
+	// clusters with that value one batch holds; the plan honours it before maxConcurrency,
+	// adding batches where it must. A cluster without the label is not bounded by it. Set
+	// only with mode Batches; canaries are one per batch anyway. An addition to TALM's API
+	// (docs/spread.md).
+	// +optional
+	// +listType=map
+	// +listMapKey=labelKey
+	// +kubebuilder:validation:MaxItems=8
+	Spread []SpreadConstraint `json:"spread,omitempty"`
+
+	// AntiAffinity names ManagedCluster label keys (a redundancy group) no two clusters of
+	// one batch share a value of: a spread of one per batch. An addition to TALM's API.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k).hasValue())",message="spec.remediationStrategy.antiAffinity: every key must be a valid label key: an optional DNS subdomain prefix and '/', then a name of at most 63 characters, alphanumeric at both ends, with '-', '_' and '.' between"
+	AntiAffinity []string `json:"antiAffinity,omitempty"`
+}
+
+// SpreadConstraint bounds how many clusters with one value of a label a batch holds.
+type SpreadConstraint struct {
+	// LabelKey is the ManagedCluster label whose values are spread over the batches.
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:XValidation:rule="!format.qualifiedName().validate(self).hasValue()",message="spec.remediationStrategy.spread[].labelKey must be a valid label key: an optional DNS subdomain prefix and '/', then a name of at most 63 characters, alphanumeric at both ends, with '-', '_' and '.' between"
+	LabelKey string `json:"labelKey"`
+	// MaxPerBatch is the most clusters with one value of the label in one batch.
+	// +kubebuilder:validation:Minimum=1
+	MaxPerBatch int32 `json:"maxPerBatch"`
 }
 
 // ProgressiveSpec says how the stages of a Progressive rollout grow, after the canaries: a
@@ -708,6 +741,31 @@ type PlanSummary struct {
 	// FrozenAt is when the rollout started and the plan stopped following the spec.
 	// +optional
 	FrozenAt *metav1.Time `json:"frozenAt,omitempty"`
+	// Spread says how spec.remediationStrategy.spread and antiAffinity shaped the plan, one
+	// entry per label key, as it was when the plan froze.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Spread []SpreadSummary `json:"spread,omitempty"`
+	// SpreadAddedBatches is how many batches the spread added to those maxConcurrency
+	// alone makes.
+	// +optional
+	SpreadAddedBatches int `json:"spreadAddedBatches,omitempty"`
+}
+
+// SpreadSummary is how one label key spread the plan's batches.
+type SpreadSummary struct {
+	// LabelKey is the label.
+	LabelKey string `json:"labelKey"`
+	// MaxPerBatch is the most clusters with one of its values in a batch.
+	MaxPerBatch int `json:"maxPerBatch"`
+	// Values is how many values of the label the planned clusters carry.
+	Values int `json:"values"`
+	// Largest is how many planned clusters the most common value has.
+	Largest int `json:"largest"`
+	// Unlabeled is how many planned clusters do not carry the label.
+	// +optional
+	Unlabeled int `json:"unlabeled,omitempty"`
 }
 
 // BatchStatus is the state of the batch being remediated.

@@ -75,6 +75,10 @@ const (
 	ReasonPolicyNamespaceNotAllowed = "PolicyNamespaceNotAllowed"
 	// ReasonInvalidCanaries (Validated=False): canaries that are not selected clusters.
 	ReasonInvalidCanaries = "InvalidCanaries"
+	// ReasonInvalidSpread (Validated=False): spec.remediationStrategy.spread or antiAffinity
+	// cannot be honoured: no planned cluster carries a label it names, or it needs more
+	// batches than the timeout has minutes.
+	ReasonInvalidSpread = "InvalidSpread"
 	// ReasonPolicyDependencyOrder (Validated=False): a managed policy comes before a
 	// managed policy it depends on; the message names both. The value is TALM's reason,
 	// spelling included.

@@ -32,6 +32,11 @@ type PlanOutput struct {
 	// Problem is why the operator cannot plan the rollout (a preview only); Batches is
 	// empty then.
 	Problem *PlanProblem `json:"problem,omitempty"`
+	// Spread says how spec.remediationStrategy.spread and antiAffinity shaped the batches
+	// (status.plan.spread once frozen), and SpreadAddedBatches how many batches they added
+	// to those maxConcurrency alone makes.
+	Spread             []ranv1alpha1.SpreadSummary `json:"spread,omitempty"`
+	SpreadAddedBatches int                         `json:"spreadAddedBatches,omitempty"`
 }
 
 // PlanBatch is one batch of the plan.
@@ -92,6 +97,9 @@ With -o json or -o yaml, print the plan as data:
   batches           [{index, canary, window, clusters: [{name, state}]}], state once frozen;
                     window, in a Window rollout, is how many of the batch run at once
   skippedCompliant  the clusters left out as already compliant (a preview only)
+  spread            [{labelKey, maxPerBatch, values, largest, unlabeled}] when
+                    spec.remediationStrategy spreads the batches over label values;
+                    spreadAddedBatches, the batches the spread added
   problem           {reason, message} when the operator cannot plan the spec`,
 		Example: `  kubectl cgu plan upgrade -n ztp-upgrades
   kubectl cgu plan upgrade -o json | jq '.batches[] | select(.canary)'`,
@@ -125,7 +133,7 @@ func readPlan(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 		return PlanOutput{}, time.Time{}, err
 	}
 	if frozen.Started {
-		return planOutput(frozen.Plan, true, frozen.State), frozen.FrozenAt, nil
+		return frozenOutput(cgu, frozen), frozen.FrozenAt, nil
 	}
 	res, err := preview.Build(ctx, r, cgu)
 	if err != nil {
@@ -154,7 +162,44 @@ func planOutput(p plan.Plan, frozen bool, state func(string) ranv1alpha1.Cluster
 		out.Batches = append(out.Batches, batch)
 	}
 	out.SkippedCompliant = append(out.SkippedCompliant, p.SkippedCompliant...)
+	for _, u := range p.Spread {
+		out.Spread = append(out.Spread, ranv1alpha1.SpreadSummary{LabelKey: u.Key, MaxPerBatch: u.MaxPerBatch, Values: u.Values, Largest: u.Largest, Unlabeled: u.Unlabeled})
+	}
+	out.SpreadAddedBatches = p.SpreadAdded
 	return out
+}
+
+// frozenOutput is the frozen plan of a started rollout, with the spread status.plan kept
+// from the start (the batch records do not hold it).
+func frozenOutput(cgu *ranv1alpha1.ClusterGroupUpgrade, frozen preview.Frozen) PlanOutput {
+	out := planOutput(frozen.Plan, true, frozen.State)
+	if ps := cgu.Status.Plan; ps != nil {
+		out.Spread, out.SpreadAddedBatches = ps.Spread, ps.SpreadAddedBatches
+	}
+	return out
+}
+
+// spreadLines say how the spread shaped the batches, a line per label key ("Spread by site:
+// at most 1 cluster per value in a batch (4 values, the largest with 3 clusters; 2 clusters
+// without the label, not bounded)"), the last saying the batches it added.
+func spreadLines(out PlanOutput) []string {
+	var lines []string
+	for _, s := range out.Spread {
+		line := fmt.Sprintf("Spread by %s: at most %s per value in a batch (%s, the largest with %s", s.LabelKey,
+			words.Plural(s.MaxPerBatch, "cluster"), words.Plural(s.Values, "value"), words.Plural(s.Largest, "cluster"))
+		if s.Unlabeled > 0 {
+			line += fmt.Sprintf("; %s without the label, not bounded", words.Plural(s.Unlabeled, "cluster"))
+		}
+		lines = append(lines, line+")")
+	}
+	if len(out.Spread) > 0 {
+		added := "the spread added no batch to those maxConcurrency alone makes"
+		if out.SpreadAddedBatches > 0 {
+			added = fmt.Sprintf("the spread added %s to those maxConcurrency alone makes", words.Plural(out.SpreadAddedBatches, "batch"))
+		}
+		lines[len(lines)-1] += "; " + added
+	}
+	return lines
 }
 
 // planText is what the plan's text output needs.
@@ -186,6 +231,9 @@ func writePlan(w io.Writer, p painter, t planText) error {
 	}
 	if pr := t.plan.Problem; pr != nil {
 		fmt.Fprintf(&b, "No plan: %s\n", reasonAndMessage(pr.Reason, pr.Message))
+	}
+	for _, line := range spreadLines(t.plan) {
+		b.WriteString(line + "\n")
 	}
 	for _, batch := range t.plan.Batches {
 		for _, line := range batchLines(p, batch, t.width) {

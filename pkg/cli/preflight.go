@@ -161,7 +161,7 @@ func (o *preflightOptions) preflight(ctx context.Context, c client.Client, cgu *
 func planAndPolicies(ctx context.Context, c client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade, frozen preview.Frozen) (PlanOutput, []*policyv1.Policy, error) {
 	if frozen.Started {
 		roots, err := preview.AcceptedPolicies(ctx, c, cgu.Status.ManagedPoliciesForUpgrade)
-		return planOutput(frozen.Plan, true, frozen.State), roots, err
+		return frozenOutput(cgu, frozen), roots, err
 	}
 	f, err := preview.Gather(ctx, c, cgu)
 	if err != nil {
@@ -264,6 +264,9 @@ func writePreflight(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade
 		words.Plural(len(out.Plan.Batches), "batch"), words.Plural(clusters, "cluster"))
 	if pr := out.Plan.Problem; pr != nil {
 		fmt.Fprintf(&b, "No plan: %s\n", reasonAndMessage(pr.Reason, pr.Message))
+	}
+	for _, line := range spreadLines(out.Plan) {
+		b.WriteString(line + "\n")
 	}
 	if !out.PathValidation {
 		b.WriteString("Upgrade checks: off (set spec.upgradeChecks.pathValidation to check each cluster's upgrade path and risks)\n")

@@ -25,6 +25,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
@@ -327,6 +328,38 @@ var _ = Describe("kubectl cgu dashboard", func() {
 		Expect(within(tab, chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-index="1"][data-state="ended"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`tr[data-name="grow"] .badge[data-state="Completed"]`)))).To(Succeed())
 		Expect(eval(tab, `window.sameDocument === true`)).To(BeTrue(), "the page was reloaded")
+	})
+
+	It("shows how a spread over sites shaped the plan, before the start", func(ctx SpecContext) {
+		By("four clusters over two sites and a CGU of batches of two, at most one cluster a site, not enabled")
+		clusters := fleet.MustJoinFleet(ctx, "spread", 4)
+		p := fleet.MustPlaceUpgradePolicy(ctx, "spread", 4, settle)
+		for i, c := range clusters {
+			mc := &clusterv1.ManagedCluster{}
+			Expect(fleet.Hub.Client.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
+			mc.Labels["site"] = []string{"north", "north", "north", "south"}[i]
+			Expect(fleet.Hub.Client.Update(ctx, mc)).To(Succeed())
+		}
+		cgu := &ranv1alpha1.ClusterGroupUpgrade{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "cgu-spread", Name: "spread"},
+			Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+				Clusters: clusters, ManagedPolicies: []string{p.Name}, Enable: ptr.To(false),
+				RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{
+					MaxConcurrency: 2, Timeout: 240, Spread: []ranv1alpha1.SpreadConstraint{{LabelKey: "site", MaxPerBatch: 1}},
+				},
+			},
+		}
+		fleet.MustCreate(ctx, cgu)
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Plan.Batches", 3))
+
+		By("its page says three batches are planned, and how the spread made the third")
+		tab := browser(ctx)
+		Expect(within(tab, chromedp.Navigate(serveDashboard(ctx)+"#/ClusterGroupUpgrade/cgu-spread/spread"),
+			chromedp.WaitVisible(chromedp.CSS(`#spread`)))).To(Succeed())
+		Expect(text(tab, `#spread`)).To(Equal("Spread: at most 1 cluster of each site in a batch (2 values, the largest with 3 clusters). " +
+			"The spread added 1 batch to those maxConcurrency alone makes."))
+		Expect(eval(tab, `[...document.querySelectorAll("section.part p")].some((e) => e.textContent.startsWith("3 batches planned"))`)).
+			To(BeTrue(), "the plan section counts the batches the spread makes")
 	})
 
 	It("shows a release-named upgrade: its release, the updates of its plan, the clusters it holds, the worker capacity, and its ClusterGroupUpgrade", func(ctx SpecContext) {

@@ -111,6 +111,10 @@ type Detail struct {
 	Frozen bool `json:"frozen"`
 	// Planned is the number of batches planned, before the plan is frozen.
 	Planned int `json:"planned,omitempty"`
+	// Spread is how spec.remediationStrategy.spread and antiAffinity shaped the plan
+	// (status.plan.spread), and SpreadAddedBatches the batches they added.
+	Spread             []ranv1alpha1.SpreadSummary `json:"spread,omitempty"`
+	SpreadAddedBatches int                         `json:"spreadAddedBatches,omitempty"`
 	// ETA estimates the batches left, as kubectl cgu preflight does.
 	ETA *ETA `json:"eta,omitempty"`
 	// Running is the running batch.
@@ -453,6 +457,7 @@ func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.C
 	if st.Plan != nil {
 		d.Frozen = st.Plan.FrozenAt != nil
 		d.Planned = st.Plan.Batches
+		d.Spread, d.SpreadAddedBatches = st.Plan.Spread, st.Plan.SpreadAddedBatches
 	}
 	d.Timeline = timeline(records, st)
 	d.Running = running(records, st)

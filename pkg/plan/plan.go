@@ -31,6 +31,15 @@ type Input struct {
 	// them); they are left out of the plan too, but are not compliant: nothing is known of
 	// them.
 	Unplaced map[string]bool
+	// Spread bounds, per value of a label, the clusters of a batch after the canaries
+	// (spec.remediationStrategy.spread and antiAffinity); Labels holds the clusters' labels
+	// it reads. It shapes plain batches only: admission refuses it with Window or
+	// Progressive.
+	Spread []Spread
+	Labels map[string]map[string]string
+	// MaxBatches, when not zero, is the most batches the spread may make (the timeout's
+	// minutes: a batch gets one at least).
+	MaxBatches int
 }
 
 // Batch is a set of clusters remediated at the same time.
@@ -58,6 +67,10 @@ type Plan struct {
 	// Unplaced are selected clusters left out because no managed policy is placed on them,
 	// in selection order.
 	Unplaced []string
+	// Spread says how each spread bounded the batches after the canaries, and SpreadAdded
+	// how many batches it added to those maxConcurrency alone makes.
+	Spread      []SpreadUse
+	SpreadAdded int
 }
 
 // Clusters is the number of clusters in the plan's batches.
@@ -88,20 +101,9 @@ var ErrCanaryNotSelected = errors.New("canaries are not selected clusters")
 // clusters in selection order, maxConcurrency at a time. Clusters already compliant are left
 // out, canaries included.
 func Build(in Input) (Plan, error) {
-	selected := make(map[string]bool, len(in.Clusters))
-	for _, c := range in.Clusters {
-		selected[c] = true
+	if err := checkCanaries(in); err != nil {
+		return Plan{}, err
 	}
-	var notSelected []string
-	for _, c := range in.Canaries {
-		if !selected[c] {
-			notSelected = append(notSelected, c)
-		}
-	}
-	if len(notSelected) > 0 {
-		return Plan{}, fmt.Errorf("%w: %s", ErrCanaryNotSelected, strings.Join(notSelected, ", "))
-	}
-
 	var p Plan
 	placed := make(map[string]bool, len(in.Clusters))
 	for _, c := range in.Canaries {
@@ -125,16 +127,48 @@ func Build(in Input) (Plan, error) {
 		}
 	}
 	p.SkippedCompliant, p.Unplaced = leftOut(in)
-	if in.Window {
+	switch {
+	case in.Window:
 		p.Batches = append(p.Batches, window(rest, in.MaxConcurrency)...)
-		return p, nil
-	}
-	if in.Progressive != nil {
+	case in.Progressive != nil:
 		p.Batches = append(p.Batches, progressive(rest, *in.Progressive, in.MaxConcurrency)...)
-		return p, nil
+	case len(in.Spread) > 0:
+		return spread(p, rest, in)
+	default:
+		p.Batches = append(p.Batches, chunk(rest, in.MaxConcurrency)...)
 	}
-	p.Batches = append(p.Batches, chunk(rest, in.MaxConcurrency)...)
 	return p, nil
+}
+
+// spread ends plan p, its canary batches made, with the rest of the clusters spread as in
+// says, or refuses the spread.
+func spread(p Plan, rest []string, in Input) (Plan, error) {
+	plain := len(chunk(rest, in.MaxConcurrency))
+	batches := spreadBatches(rest, in.MaxConcurrency, in.Spread, in.Labels)
+	p.Spread, p.SpreadAdded = spreadUses(rest, in.Spread, in.Labels), len(batches)-plain
+	if err := checkSpread(p.Spread, len(p.Batches)+len(batches), len(p.Batches)+plain, in.MaxBatches); err != nil {
+		return Plan{}, err
+	}
+	p.Batches = append(p.Batches, batches...)
+	return p, nil
+}
+
+// checkCanaries refuses canaries that are not selected clusters.
+func checkCanaries(in Input) error {
+	selected := make(map[string]bool, len(in.Clusters))
+	for _, c := range in.Clusters {
+		selected[c] = true
+	}
+	var notSelected []string
+	for _, c := range in.Canaries {
+		if !selected[c] {
+			notSelected = append(notSelected, c)
+		}
+	}
+	if len(notSelected) > 0 {
+		return fmt.Errorf("%w: %s", ErrCanaryNotSelected, strings.Join(notSelected, ", "))
+	}
+	return nil
 }
 
 // leftOut are the selected clusters the plan leaves out, in selection order: those already
@@ -262,7 +296,7 @@ func StagesFor(sizes []int, step, n int) int {
 // in order, and a batch left empty goes. Clusters that failed to pre-cache leave a plan
 // this way before it is frozen.
 func (p Plan) Without(drop map[string]bool) Plan {
-	out := Plan{SkippedCompliant: p.SkippedCompliant, Unplaced: p.Unplaced}
+	out := Plan{SkippedCompliant: p.SkippedCompliant, Unplaced: p.Unplaced, Spread: p.Spread, SpreadAdded: p.SpreadAdded}
 	for _, b := range p.Batches {
 		var kept []string
 		for _, c := range b.Clusters {

@@ -9,6 +9,7 @@ package preview
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -195,7 +196,8 @@ func GatherIn(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 		return f, err
 	}
 	f.Blocked = blocked
-	f.Selected, f.SelectionProblem, err = g.selection(ctx, excluded)
+	var known []pkgselection.Cluster
+	f.Selected, known, f.SelectionProblem, err = g.selection(ctx, excluded)
 	if err != nil || f.SelectionProblem != nil {
 		return f, err
 	}
@@ -216,11 +218,32 @@ func GatherIn(ctx context.Context, r client.Reader, cgu *ranv1alpha1.ClusterGrou
 		compliant, unplaced = validate.CompliantWithAll(resolved, f.Selected)
 	}
 	in.Clusters, in.Compliant, in.Unplaced = f.Selected, compliant, unplaced
+	if len(in.Spread) > 0 {
+		in.Labels = selectedLabels(known, f.Selected)
+	}
 	f.Plan, err = plan.Build(in)
-	if err != nil {
+	switch {
+	case errors.Is(err, plan.ErrCanaryNotSelected):
 		f.Invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidCanaries, Message: err.Error()}
+	case err != nil:
+		f.Invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidSpread, Message: "spec.remediationStrategy: " + err.Error()}
 	}
 	return f, nil
+}
+
+// selectedLabels are the labels of the selected clusters, which a spread reads.
+func selectedLabels(known []pkgselection.Cluster, selected []string) map[string]map[string]string {
+	want := make(map[string]bool, len(selected))
+	for _, c := range selected {
+		want[c] = true
+	}
+	labels := make(map[string]map[string]string, len(selected))
+	for _, c := range known {
+		if want[c.Name] {
+			labels[c.Name] = c.Labels
+		}
+	}
+	return labels
 }
 
 // strategy is the plan's input as spec.remediationStrategy states it, without clusters.
@@ -231,14 +254,32 @@ func strategy(cgu *ranv1alpha1.ClusterGroupUpgrade) plan.Input {
 		if rs.Mode == ranv1alpha1.ModeProgressive {
 			in.Progressive = GrowthOf(rs.Progressive)
 		}
+		in.Spread = SpreadOf(rs)
+		if len(in.Spread) > 0 && rs.Timeout > 0 {
+			in.MaxBatches = rs.Timeout
+		}
 	}
 	return in
+}
+
+// SpreadOf is the spread spec.remediationStrategy states: each spread entry, then each
+// anti-affinity key as a spread of one per batch.
+func SpreadOf(rs *ranv1alpha1.RemediationStrategySpec) []plan.Spread {
+	var out []plan.Spread
+	for _, s := range rs.Spread {
+		out = append(out, plan.Spread{Key: s.LabelKey, MaxPerBatch: max(int(s.MaxPerBatch), 1)})
+	}
+	for _, k := range rs.AntiAffinity {
+		out = append(out, plan.Spread{Key: k, MaxPerBatch: 1})
+	}
+	return out
 }
 
 // Shape gives the clusters of a batch that is not a canary the form spec.remediationStrategy
 // asks for: a sliding window or progressive stages in those modes, a plain batch otherwise.
 func Shape(cgu *ranv1alpha1.ClusterGroupUpgrade) func(clusters []string) plan.Batch {
 	in := strategy(cgu)
+	in.Spread = nil // the batch's clusters are given: a spread chose them already
 	return func(clusters []string) plan.Batch {
 		in.Clusters, in.Canaries = clusters, nil
 		if p, err := plan.Build(in); err == nil && len(p.Batches) == 1 {
@@ -305,10 +346,10 @@ type gatherer struct {
 }
 
 // selection returns the selected clusters in plan order, or the ClustersSelected problem.
-func (g gatherer) selection(ctx context.Context, excluded map[string]bool) ([]string, *rollout.Problem, error) {
+func (g gatherer) selection(ctx context.Context, excluded map[string]bool) ([]string, []pkgselection.Cluster, *rollout.Problem, error) {
 	known, err := g.clusters(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	spec := g.cgu.Spec
 	selectors := make([]metav1.LabelSelector, len(spec.ClusterLabelSelectors))
@@ -317,21 +358,21 @@ func (g gatherer) selection(ctx context.Context, excluded map[string]bool) ([]st
 	}
 	reachable, err := g.reachable(ctx, known)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	res, err := pkgselection.Select(pkgselection.Input{Clusters: spec.Clusters, LabelSelectors: selectors,
 		ClusterSelector: spec.ClusterSelector, Known: known, Reachable: reachable})
 	if err != nil {
-		return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidClusterSelector, Message: "Invalid selector: " + err.Error()}, nil
+		return nil, nil, &rollout.Problem{Reason: ranv1alpha1.ReasonInvalidClusterSelector, Message: "Invalid selector: " + err.Error()}, nil
 	}
 	selected := res.Selected
 	if ref := spec.PlacementRef; ref != nil {
 		decided, found, err := g.placement(ctx, ref.Name)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if !found {
-			return nil, &rollout.Problem{Reason: ranv1alpha1.ReasonPlacementNotFound,
+			return nil, nil, &rollout.Problem{Reason: ranv1alpha1.ReasonPlacementNotFound,
 				Message: fmt.Sprintf("spec.placementRef: Placement %s/%s does not exist", g.cgu.Namespace, ref.Name)}, nil
 		}
 		for _, c := range decided {
@@ -347,9 +388,9 @@ func (g gatherer) selection(ctx context.Context, excluded map[string]bool) ([]st
 	}
 	selected = slices.DeleteFunc(selected, func(c string) bool { return excluded[c] })
 	if p := selectionProblem(res, selected, reachable != nil, g.cgu.Namespace); p != nil {
-		return nil, p, nil
+		return nil, nil, p, nil
 	}
-	return selected, nil, nil
+	return selected, known, nil, nil
 }
 
 // selectionProblem is the ClustersSelected problem of a selection, nil when there is none;

@@ -27,7 +27,7 @@ func Status(st *ranv1alpha1.ClusterGroupUpgradeStatus, d Decision, p plan.Plan) 
 	}
 	st.Plan = &ranv1alpha1.PlanSummary{
 		Batches: len(p.Batches), CanaryBatches: p.CanaryBatches(), Clusters: p.Clusters(),
-		SkippedCompliant: len(p.SkippedCompliant),
+		SkippedCompliant: len(p.SkippedCompliant), Spread: spreadSummary(p.Spread), SpreadAddedBatches: p.SpreadAdded,
 	}
 	st.StartedAt, st.CurrentBatch = nil, nil
 	if started := d.Progress.Started; !started.IsZero() {
@@ -139,4 +139,16 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 func metaTime(t time.Time) *metav1.Time {
 	mt := metav1.NewTime(t).Rfc3339Copy()
 	return &mt
+}
+
+// spreadSummary is how the spread shaped the plan, as status.plan.spread shows it.
+func spreadSummary(uses []plan.SpreadUse) []ranv1alpha1.SpreadSummary {
+	if len(uses) == 0 {
+		return nil
+	}
+	out := make([]ranv1alpha1.SpreadSummary, len(uses))
+	for i, u := range uses {
+		out[i] = ranv1alpha1.SpreadSummary{LabelKey: u.Key, MaxPerBatch: u.MaxPerBatch, Values: u.Values, Largest: u.Largest, Unlabeled: u.Unlabeled}
+	}
+	return out
 }

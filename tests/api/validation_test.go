@@ -83,6 +83,34 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   clusters: [a]
   remediationStrategy: {maxConcurrency: 2, mode: Window, progressive: {factor: 2}}`,
 			"spec.remediationStrategy.progressive is set only with mode Progressive"),
+		Entry("a spread with the Window mode", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, mode: Window, spread: [{labelKey: site, maxPerBatch: 1}]}`,
+			"spec.remediationStrategy.spread and antiAffinity shape batches: they are set only with mode Batches"),
+		Entry("anti-affinity with the Progressive mode", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, mode: Progressive, antiAffinity: [pair]}`,
+			"spec.remediationStrategy.spread and antiAffinity shape batches: they are set only with mode Batches"),
+		Entry("a spread of zero per batch", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, spread: [{labelKey: site, maxPerBatch: 0}]}`,
+			"spec.remediationStrategy.spread[0].maxPerBatch: Invalid value: 0"),
+		Entry("a spread key twice", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, spread: [{labelKey: site, maxPerBatch: 1}, {labelKey: site, maxPerBatch: 2}]}`,
+			`spec.remediationStrategy.spread[1]: Duplicate value: {"labelKey":"site"}`),
+		Entry("a key both spread and anti-affine", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, spread: [{labelKey: site, maxPerBatch: 2}], antiAffinity: [site]}`,
+			"spec.remediationStrategy.antiAffinity names a label key spread also names"),
+		Entry("a spread key that is no label key", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, spread: [{labelKey: "site name", maxPerBatch: 1}]}`,
+			"spec.remediationStrategy.spread[].labelKey must be a valid label key"),
+		Entry("an anti-affinity key that is no label key", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 2, antiAffinity: ["-pair"]}`,
+			"spec.remediationStrategy.antiAffinity: every key must be a valid label key"),
 		Entry("maxConcurrency that is not a number", `
   clusters: [a]
   remediationStrategy: {maxConcurrency: two}`,
@@ -253,6 +281,12 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
 		Entry("maxConcurrency 0 (one batch)", `
   clusters: [a, b]
   remediationStrategy: {maxConcurrency: 0}`),
+		Entry("a spread and an anti-affinity key with the default mode (an addition)", `
+  clusters: [a, b, c]
+  remediationStrategy: {maxConcurrency: 2, spread: [{labelKey: site, maxPerBatch: 1}, {labelKey: example.com/region, maxPerBatch: 3}], antiAffinity: [pair]}`),
+		Entry("a spread with mode Batches stated (an addition)", `
+  clusters: [a, b, c]
+  remediationStrategy: {maxConcurrency: 2, mode: Batches, antiAffinity: [pair]}`),
 		Entry("the Window mode (an addition)", `
   clusters: [a, b, c]
   remediationStrategy: {maxConcurrency: 2, mode: Window}`),

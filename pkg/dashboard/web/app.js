@@ -280,11 +280,22 @@ function section(title, ...children) {
   return h("section", { class: "part" }, h("h3", {}, title), ...children);
 }
 
+// spread says how spec.remediationStrategy.spread and antiAffinity shaped the batches.
+function spread(d) {
+  if (!d.spread || d.spread.length === 0) return null;
+  const keys = d.spread.map((s) => "at most " + count(s.maxPerBatch, "cluster", "clusters") + " of each " + s.labelKey + " in a batch (" +
+    count(s.values, "value", "values") + ", the largest with " + count(s.largest, "cluster", "clusters") +
+    (s.unlabeled ? "; " + count(s.unlabeled, "cluster", "clusters") + " without the label" : "") + ")");
+  return h("p", { id: "spread" }, "Spread: " + keys.join("; ") + ". " + (d.spreadAddedBatches ?
+    "The spread added " + count(d.spreadAddedBatches, "batch", "batches") + " to those maxConcurrency alone makes." :
+    "The spread added no batch."));
+}
+
 function timeline(d) {
   if (!d.frozen || d.timeline.length === 0) {
     return section("Plan", h("p", { class: "muted" }, d.planned ?
       d.planned + " batches planned; the plan is frozen when the rollout starts. kubectl cgu plan " + d.name + " -n " + d.namespace + " previews it." :
-      "No plan yet."));
+      "No plan yet."), spread(d));
   }
   const blocks = h("ol", { class: "timeline", id: "timeline" }, d.timeline.map((b) => h("li", {
     class: "batch", "data-state": b.state, "data-index": b.index,
@@ -303,7 +314,7 @@ function timeline(d) {
         b.timeoutAt ? "times out " + ago(b.timeoutAt) : "–")))));
   const ended = d.timeline.filter((b) => b.state === "ended").length;
   return section("Plan: " + ended + " of " + count(d.timeline.length, "batch", "batches") + " ended",
-    blocks, eta(d.eta), table,
+    spread(d), blocks, eta(d.eta), table,
     rows.length < d.timeline.length ? h("p", { class: "muted" }, (d.timeline.length - rows.length) + " more planned batches.") : null);
 }
 
