@@ -80,6 +80,9 @@ type Gate struct {
 	Success Condition
 	// HigherIsWorse says, for a Comparison, which way is worse.
 	HigherIsWorse bool
+	// Tolerance is, for a Comparison, how much worse than the baseline the upgraded
+	// clusters may be: the baseline is moved that far the worse way before the test.
+	Tolerance float64
 	// Alpha is a Comparison's significance level (0.05 when zero).
 	Alpha float64
 	// MinSamples is the fewest values each side of a Comparison needs (DefaultMinSamples
@@ -206,9 +209,13 @@ func judgeOne(g Gate, upgraded []string, m Measurement) outcome {
 		}
 		return outcome{}
 	}
+	shift := g.Tolerance
+	if !g.HigherIsWorse {
+		shift = -shift
+	}
 	baseline := make([]float64, 0, len(m.Baseline))
 	for _, v := range m.Baseline {
-		baseline = append(baseline, v)
+		baseline = append(baseline, v+shift)
 	}
 	c, err := CompareSamples(values, baseline, g.HigherIsWorse, g.MinSamples)
 	if err != nil {

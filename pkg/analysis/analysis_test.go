@@ -141,10 +141,29 @@ func TestJudgeComparison(t *testing.T) {
 	if v := Judge(better, upgraded, m(seq(11, 20, 1), seq(1, 10, 1))); v.Phase != Passed {
 		t.Errorf("better: %s %q", v.Phase, v.Message)
 	}
+	// Worse by 10 each: beyond a tolerance of 5, within one of 12.
+	if v := Judge(withTolerance(g, 5), upgraded, m(seq(11, 20, 1), seq(1, 10, 1))); v.Phase != Failed {
+		t.Errorf("worse beyond the tolerance: %s %q", v.Phase, v.Message)
+	}
+	if v := Judge(withTolerance(g, 12), upgraded, m(seq(11, 20, 1), seq(1, 10, 1))); v.Phase != Passed {
+		t.Errorf("worse within the tolerance: %s %q", v.Phase, v.Message)
+	}
+	lower := withTolerance(better, 12) // lower is worse: 10 lower is within 12
+	if v := Judge(lower, upgraded, m(seq(1, 10, 1), seq(11, 20, 1))); v.Phase != Passed {
+		t.Errorf("lower within the tolerance: %s %q", v.Phase, v.Message)
+	}
+	if v := Judge(withTolerance(better, 5), upgraded, m(seq(1, 10, 1), seq(11, 20, 1))); v.Phase != Failed {
+		t.Errorf("lower beyond the tolerance: %s %q", v.Phase, v.Message)
+	}
 	few := []Measurement{{At: t0, Values: values(upgraded, seq(11, 20, 1)...), Baseline: values(baseline[:3], 1, 2, 3)}}
 	if v := Judge(g, upgraded, few); v.Phase != Inconclusive || !strings.Contains(v.Message, "too few samples") {
 		t.Errorf("few: %s %q", v.Phase, v.Message)
 	}
+}
+
+func withTolerance(g Gate, tolerance float64) Gate {
+	g.Tolerance = tolerance
+	return g
 }
 
 func TestConditionMet(t *testing.T) {
