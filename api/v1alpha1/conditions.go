@@ -155,6 +155,9 @@ const (
 	// ReasonPaused (Progressing=True): spec.paused holds the rollout; clusters already working
 	// on a policy go on.
 	ReasonPaused = "Paused"
+	// ReasonFleetFrozen (Progressing=True): a FleetFreeze holds every rollout on the hub; no
+	// batch or cluster starts, clusters already upgrading finish.
+	ReasonFleetFrozen = "FleetFrozen"
 	// ReasonWaitingForApproval (Progressing=True): the next batch waits for an approval.
 	ReasonWaitingForApproval = "WaitingForApproval"
 	// ReasonOutsideMaintenanceWindow (Progressing=True): the next batch waits for a

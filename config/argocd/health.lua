@@ -28,13 +28,14 @@ local function message(status, fallback)
   return fallback
 end
 
--- A rollout held until a person acts: paused, or waiting for an approval.
+-- A rollout held until a person acts: paused, waiting for an approval, or held before a batch
+-- by a fleet freeze.
 local function heldByPeople(spec, status)
   if spec.paused == true then
     return true
   end
   local w = status.waiting
-  return w ~= nil and (w.reason == "WaitingForApproval" or w.reason == "Paused")
+  return w ~= nil and (w.reason == "WaitingForApproval" or w.reason == "Paused" or w.reason == "FleetFrozen")
 end
 
 -- A pause set in spec.paused leaves status.message saying what was running; say it is paused.

@@ -112,6 +112,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=ran.openshift.io,resources=precachingconfigs,verbs=list;watch
+// +kubebuilder:rbac:groups=ran.openshift.io,resources=fleetfreezes,verbs=list;watch
 // +kubebuilder:rbac:groups=view.open-cluster-management.io,resources=managedclusterviews,verbs=list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=action.open-cluster-management.io,resources=managedclusteractions,verbs=list;watch;create;patch;delete
 

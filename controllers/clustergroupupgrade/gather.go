@@ -79,7 +79,7 @@ func (r *Reconciler) gatherer() gatherer {
 // steps are the gather steps in order: each reads what the ones before found (the records
 // tell whether the rollout started; the plan tells whose Jobs and checks to read).
 func (g gatherer) steps() []func(context.Context, *scope) error {
-	return []func(context.Context, *scope) error{g.records, g.start, g.frozen, g.released, g.others, g.precache, g.backup,
+	return []func(context.Context, *scope) error{g.records, g.start, g.frozen, g.released, g.others, g.freezes, g.precache, g.backup,
 		g.checks, g.health, g.works, g.installPlans}
 }
 
@@ -272,6 +272,19 @@ func (g gatherer) damaged(ctx context.Context, s *scope) error {
 // others reads, from the batch records that show clusters InProgress, which clusters other
 // rollouts are remediating and how many clusters are InProgress on the hub. Once the
 // rollout finished nothing starts: nothing is read.
+// freezes reads the hub's FleetFreezes, for a rollout that has not finished.
+func (g gatherer) freezes(ctx context.Context, s *scope) error {
+	if s.facts.Progress.Finished {
+		return nil
+	}
+	var list ranv1alpha1.FleetFreezeList
+	if err := g.cache.List(ctx, &list); err != nil {
+		return fmt.Errorf("listing the fleet freezes: %w", err)
+	}
+	s.facts.Freezes = list.Items
+	return nil
+}
+
 func (g gatherer) others(ctx context.Context, s *scope) error {
 	if s.facts.Progress.Finished {
 		return nil

@@ -43,7 +43,13 @@ const (
 	// precachingConfigIndex indexes ClusterGroupUpgrades that have not started by
 	// "namespace/name" of their spec.preCachingConfigRef.
 	precachingConfigIndex = "spec.preCachingConfigRef"
+	// unfinishedIndex indexes the ClusterGroupUpgrades that have not finished (neither
+	// Completed nor TimedOut) by unfinishedKey: a fleet freeze concerns them all.
+	unfinishedIndex = "status.unfinished"
 )
+
+// unfinishedKey is the unfinishedIndex value of the ClusterGroupUpgrades that have not finished.
+const unfinishedKey = "unfinished"
 
 // selectorKey is the clusterIndex value of ClusterGroupUpgrades whose selection depends on
 // cluster labels.
@@ -97,6 +103,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 			builder.WithPredicates(editedOrDeleted{})).
 		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(r.viewOwner),
 			builder.WithPredicates(editedOrDeleted{})).
+		// A fleet frozen or unfrozen holds or frees every rollout at once.
+		Watches(&ranv1alpha1.FleetFreeze{}, handler.EnqueueRequestsFromMapFunc(r.unfinished),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, createOrDelete{}))).
 		Watches(&ranv1alpha1.ClusterGroupUpgradeBatch{}, freedClusters{r: r}).
 		// A reconcile waiting for the cache to show its last write goes on when it does.
 		Watches(&ranv1alpha1.ClusterGroupUpgrade{}, expectationsMet{e: &r.expect}).
@@ -116,6 +125,12 @@ func (r *Reconciler) index(ctx context.Context, mgr ctrl.Manager) error {
 			return out
 		},
 		clusterIndex: selectionKeys,
+		unfinishedIndex: func(c *ranv1alpha1.ClusterGroupUpgrade) []string {
+			if st := c.Status.State; st == ranv1alpha1.StateCompleted || st == ranv1alpha1.StateTimedOut {
+				return nil
+			}
+			return []string{unfinishedKey}
+		},
 		placementIndex: func(c *ranv1alpha1.ClusterGroupUpgrade) []string {
 			if c.Spec.PlacementRef == nil {
 				return nil
@@ -202,6 +217,11 @@ func (r *Reconciler) usingPlacement(ctx context.Context, o client.Object) []reco
 		return nil
 	}
 	return r.lookup(ctx, placementIndex, o.GetNamespace()+"/"+placement)
+}
+
+// unfinished are the ClusterGroupUpgrades a FleetFreeze concerns: every one not finished.
+func (r *Reconciler) unfinished(ctx context.Context, _ client.Object) []reconcile.Request {
+	return r.lookup(ctx, unfinishedIndex, unfinishedKey)
 }
 
 func (r *Reconciler) usingPrecachingConfig(ctx context.Context, o client.Object) []reconcile.Request {

@@ -78,6 +78,10 @@ status: {observedGeneration: 2, state: NotCompleted, conditions: [{type: Progres
 			doc:    "spec: {enable: true}\nstatus: {observedGeneration: 2, state: NotCompleted, message: Approve, waiting: {reason: WaitingForApproval, batch: 2}}",
 			status: "Suspended", message: "Approve",
 		},
+		"held before a batch by a fleet freeze": {
+			doc:    "spec: {enable: true}\nstatus: {observedGeneration: 2, state: NotCompleted, message: Frozen, waiting: {reason: FleetFrozen, batch: 2}}",
+			status: "Suspended", message: "Frozen",
+		},
 		"waiting for a maintenance window": {
 			doc:    "spec: {enable: true}\nstatus: {observedGeneration: 2, state: NotCompleted, message: Window, waiting: {reason: OutsideMaintenanceWindow, batch: 2}}",
 			status: "Progressing", message: "Window",

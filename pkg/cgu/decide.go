@@ -218,7 +218,7 @@ func (p *pass) decide() {
 	p.in.Approvals = gates.Approvals(cgu, p.now)
 	in := gates.Input{Upgrade: cgu, Now: p.now, Started: p.f.Started, Plan: p.in.Plan, Approvals: p.in.Approvals, Roots: p.f.Roots,
 		Accepted: p.recordedAccepted(),
-		Busy:     p.f.Others.Busy, Capacity: p.capacity(), Progress: p.f.Progress, Verdicts: p.verdicts,
+		Busy:     p.f.Others.Busy, Capacity: p.capacity(), Frozen: gates.FleetFrozen(p.f.Freezes), Progress: p.f.Progress, Verdicts: p.verdicts,
 		HealthBefore: p.f.Health.Before, HealthAfter: p.f.Health.After,
 		Precaching: p.precacheGate(), Backup: p.backupGate()}
 	if p.f.Works != nil {

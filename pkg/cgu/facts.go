@@ -58,6 +58,9 @@ type Facts struct {
 	Lost    *rollout.Problem
 	// Others are the clusters other rollouts hold.
 	Others Others
+	// Freezes are the hub's FleetFreezes (docs/freeze.md): while one is frozen, no batch and
+	// no cluster starts.
+	Freezes []ranv1alpha1.FleetFreeze
 	// Precache is what pre-caching found before the start; nil when the spec asks for none
 	// or it was not read.
 	Precache *Precache

@@ -27,7 +27,7 @@ func (p *pass) status() {
 	d := p.in.Decision
 	rollout.Status(st, d, p.in.Plan)
 	st.Waiting, st.Approvals = waitingStatus(d), p.in.Approvals
-	gates.RecordPause(st, p.cgu.Spec.Paused, !d.Progress.Started.IsZero(), p.now)
+	gates.RecordPause(st, p.cgu.Spec.Paused || gates.FleetFrozen(p.f.Freezes) != "", !d.Progress.Started.IsZero(), p.now)
 	if p.f.Started && p.before.Plan != nil { // the records hold the batches, not what was left out nor how they were spread
 		st.Plan.SkippedCompliant = p.before.Plan.SkippedCompliant
 		st.Plan.Spread, st.Plan.SpreadAddedBatches = p.before.Plan.Spread, p.before.Plan.SpreadAddedBatches

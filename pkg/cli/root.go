@@ -171,7 +171,7 @@ their plan of batches, and the progress of each cluster. Works as "kubectl cgu" 
 	root.PersistentFlags().StringVar(&e.color, "color", colorAuto,
 		`When to colour the output: auto (when stdout is a terminal and NO_COLOR is not set), always or never`)
 	root.AddCommand(newListCommand(e), newStatusCommand(e), newPlanCommand(e),
-		newApproveCommand(e), newPauseCommand(e), newResumeCommand(e), newEnableCommand(e), newDashboardCommand(e), newPreflightCommand(e), newGeneratePolicyCommand(e),
+		newApproveCommand(e), newPauseCommand(e), newResumeCommand(e), newFreezeCommand(e), newUnfreezeCommand(e), newEnableCommand(e), newDashboardCommand(e), newPreflightCommand(e), newGeneratePolicyCommand(e),
 		newIBGUCommand(e), newMCUCommand(e))
 	return root
 }

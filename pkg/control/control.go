@@ -14,8 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -98,4 +102,46 @@ func patch(ctx context.Context, c client.Client, key client.ObjectKey, change fu
 		return fmt.Errorf("patching ClusterGroupUpgrade %s: %w", key, err)
 	}
 	return nil
+}
+
+// Freeze is what SetFrozen wrote.
+type Freeze struct {
+	Frozen bool
+	// By is the user the API server says the caller is.
+	By     string
+	Reason string
+}
+
+// SetFrozen freezes the fleet (frozen), or lets it go on, through the FleetFreeze named
+// ranv1alpha1.FleetFreezeManual, made when missing: it records why, who the API server says
+// the caller is (a SelfSubjectReview) and now. A freeze needs a reason.
+func SetFrozen(ctx context.Context, c client.Client, frozen bool, reason string, now time.Time) (Freeze, error) {
+	if frozen && strings.TrimSpace(reason) == "" {
+		return Freeze{}, errors.New("say why the fleet is frozen (--reason): every frozen rollout shows it")
+	}
+	review := &authenticationv1.SelfSubjectReview{}
+	if err := c.Create(ctx, review); err != nil {
+		return Freeze{}, fmt.Errorf("asking the API server who you are: %w", err)
+	}
+	f := Freeze{Frozen: frozen, By: review.Status.UserInfo.Username, Reason: reason}
+	at := metav1.NewTime(now).Rfc3339Copy()
+	spec := ranv1alpha1.FleetFreezeSpec{Frozen: frozen, Reason: reason, ChangedBy: f.By, ChangedAt: &at}
+	ff := &ranv1alpha1.FleetFreeze{}
+	err := c.Get(ctx, client.ObjectKey{Name: ranv1alpha1.FleetFreezeManual}, ff)
+	switch {
+	case apierrors.IsNotFound(err):
+		ff = &ranv1alpha1.FleetFreeze{ObjectMeta: metav1.ObjectMeta{Name: ranv1alpha1.FleetFreezeManual}, Spec: spec}
+		if err := c.Create(ctx, ff); err != nil {
+			return f, fmt.Errorf("creating FleetFreeze %s: %w", ranv1alpha1.FleetFreezeManual, err)
+		}
+		return f, nil
+	case err != nil:
+		return f, fmt.Errorf("reading FleetFreeze %s: %w", ranv1alpha1.FleetFreezeManual, err)
+	}
+	before := ff.DeepCopy()
+	ff.Spec = spec
+	if err := c.Patch(ctx, ff, client.MergeFrom(before)); err != nil {
+		return f, fmt.Errorf("patching FleetFreeze %s: %w", ranv1alpha1.FleetFreezeManual, err)
+	}
+	return f, nil
 }

@@ -44,6 +44,7 @@ const (
 	WaitOtherUpgrade  = "other rollout"
 	WaitFailureBudget = "failure budget"
 	WaitNotEnabled    = "not enabled"
+	WaitFrozen        = "fleet frozen"
 	WaitSpec          = "spec"
 )
 
@@ -352,6 +353,7 @@ var waitKinds = map[string]string{
 	ranv1alpha1.ReasonNotEnabled:               WaitNotEnabled,
 	ranv1alpha1.ReasonHubCapacityReached:       WaitHubCapacity,
 	ranv1alpha1.ReasonWaitingForOtherUpgrade:   WaitOtherUpgrade,
+	ranv1alpha1.ReasonFleetFrozen:              WaitFrozen,
 }
 
 // GroupRow is an ImageBasedGroupUpgrade's row: its steps' counts summed.

@@ -60,6 +60,15 @@ func TestWaitOf(t *testing.T) {
 			want: &Wait{Kind: WaitHubCapacity, Reason: ranv1alpha1.ReasonHubCapacityReached, Batch: 4,
 				Message: "clusters of batch 4 wait for room under the hub-wide cap on clusters in progress"},
 		},
+		"a fleet freeze, inside a batch": {
+			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted,
+				Conditions: progressing(ranv1alpha1.ReasonFleetFrozen, "Batch 1 of 2: 1 cluster in progress; cluster b waits: the fleet is frozen by FleetFreeze manual: sales"),
+				CurrentBatch: &ranv1alpha1.BatchStatus{Index: 1, Clusters: []ranv1alpha1.ClusterProgress{
+					{Name: "b", State: ranv1alpha1.ClusterPending, Reason: ranv1alpha1.ReasonFleetFrozen},
+				}}},
+			want: &Wait{Kind: WaitFrozen, Reason: ranv1alpha1.ReasonFleetFrozen,
+				Message: "Batch 1 of 2: 1 cluster in progress; cluster b waits: the fleet is frozen by FleetFreeze manual: sales"},
+		},
 		"the failure budget spent": {
 			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateTimedOut, Conditions: []metav1.Condition{
 				{Type: ranv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: ranv1alpha1.ReasonTimedOut},

@@ -8,9 +8,11 @@
 package gates
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +48,8 @@ type Input struct {
 	Busy map[string]string
 	// Capacity is the room left under the hub-wide cap; nil without a cap.
 	Capacity *int
+	// Frozen says which FleetFreeze freezes the fleet and why ("" when none does).
+	Frozen string
 	// Precaching says how far pre-caching got while it has not ended ("" otherwise).
 	Precaching string
 	// Backup says how far the backup got while it has not ended ("" otherwise), and
@@ -72,7 +76,7 @@ type Input struct {
 // Build returns the gates of the rollout.
 func Build(in Input) rollout.Gates {
 	spec := in.Upgrade.Spec
-	g := rollout.Gates{Paused: spec.Paused, Busy: in.Busy, Capacity: in.Capacity, Precaching: in.Precaching, Backup: in.Backup,
+	g := rollout.Gates{Paused: spec.Paused, Frozen: in.Frozen, Busy: in.Busy, Capacity: in.Capacity, Precaching: in.Precaching, Backup: in.Backup,
 		BackupDeadline: in.BackupDeadline}
 	if in.Started { // only pauses of a running rollout move its deadlines
 		g.PausedFor = PausedFor(in.Upgrade.Status, in.Now)
@@ -254,4 +258,37 @@ func Frozen(accepted []ranv1alpha1.PolicyReference, roots []*policyv1.Policy) ma
 		}
 	}
 	return out
+}
+
+// FleetFrozen says which FleetFreezes freeze the fleet and why, for the rollouts' status: "the
+// fleet is frozen by FleetFreeze manual (alice, 2026-12-02T15:00:00Z): holiday sales", and
+// how many more freeze it; "" when none does.
+func FleetFrozen(freezes []ranv1alpha1.FleetFreeze) string {
+	var frozen []ranv1alpha1.FleetFreeze
+	for _, f := range freezes {
+		if f.Spec.Frozen {
+			frozen = append(frozen, f)
+		}
+	}
+	if len(frozen) == 0 {
+		return ""
+	}
+	slices.SortFunc(frozen, func(a, b ranv1alpha1.FleetFreeze) int { return cmp.Compare(a.Name, b.Name) })
+	first := frozen[0].Spec
+	var who []string
+	if first.ChangedBy != "" {
+		who = append(who, first.ChangedBy)
+	}
+	if first.ChangedAt != nil {
+		who = append(who, first.ChangedAt.UTC().Format(time.RFC3339))
+	}
+	msg := "the fleet is frozen by FleetFreeze " + frozen[0].Name
+	if len(who) > 0 {
+		msg += " (" + strings.Join(who, ", ") + ")"
+	}
+	msg += ": " + first.Reason
+	if len(frozen) > 1 {
+		msg += fmt.Sprintf(" (and %d more FleetFreezes)", len(frozen)-1)
+	}
+	return msg
 }

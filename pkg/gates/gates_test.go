@@ -327,3 +327,26 @@ func TestAcceptedAndFrozen(t *testing.T) {
 		})
 	}
 }
+
+func TestFleetFrozen(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC))
+	freeze := func(name string, frozen bool, reason, by string, at *metav1.Time) ranv1alpha1.FleetFreeze {
+		return ranv1alpha1.FleetFreeze{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: ranv1alpha1.FleetFreezeSpec{Frozen: frozen, Reason: reason, ChangedBy: by, ChangedAt: at}}
+	}
+	for name, tc := range map[string]struct {
+		freezes []ranv1alpha1.FleetFreeze
+		want    string
+	}{
+		"none":            {nil, ""},
+		"lifted":          {[]ranv1alpha1.FleetFreeze{freeze("manual", false, "sales over", "alice", &at)}, ""},
+		"manual":          {[]ranv1alpha1.FleetFreeze{freeze("manual", true, "sales", "alice", &at)}, "the fleet is frozen by FleetFreeze manual (alice, 2026-12-02T15:00:00Z): sales"},
+		"written by hand": {[]ranv1alpha1.FleetFreeze{freeze("noc", true, "incident 12", "", nil)}, "the fleet is frozen by FleetFreeze noc: incident 12"},
+		"two, the first by name": {[]ranv1alpha1.FleetFreeze{freeze("noc", true, "incident", "", nil), freeze("manual", true, "sales", "bob", nil),
+			freeze("old", false, "", "", nil)}, "the fleet is frozen by FleetFreeze manual (bob): sales (and 1 more FleetFreezes)"},
+	} {
+		if got := FleetFrozen(tc.freezes); got != tc.want {
+			t.Errorf("%s: %q, want %q", name, got, tc.want)
+		}
+	}
+}

@@ -19,8 +19,13 @@ type Gates struct {
 	// policy; clusters working on a policy go on. Paused time does not count against the
 	// timeouts.
 	Paused bool
-	// PausedFor is how long the rollout has been paused in all, the current pause included.
+	// PausedFor is how long the rollout has been paused in all, the current pause included;
+	// the time the fleet was frozen counts as paused.
 	PausedFor time.Duration
+	// Frozen says, while a FleetFreeze freezes the fleet, which one and why: no batch and no
+	// cluster starts; clusters already working go on through their policies. "" when the
+	// fleet is not frozen.
+	Frozen string
 	// WindowClosed is true when no maintenance window is open now; WindowOpens says when the
 	// next one opens (zero: unknown).
 	WindowClosed bool
@@ -107,6 +112,10 @@ type Hold struct {
 
 // held returns why a cluster that would start now must wait, if it must.
 func held(g Gates, cluster string, capacity *int) *Hold {
+	if g.Frozen != "" {
+		return &Hold{Cluster: cluster, Reason: ranv1alpha1.ReasonFleetFrozen,
+			Message: fmt.Sprintf("cluster %s waits: %s", cluster, g.Frozen)}
+	}
 	if other := g.Busy[cluster]; other != "" {
 		return &Hold{Cluster: cluster, Reason: ranv1alpha1.ReasonWaitingForOtherUpgrade,
 			Message: fmt.Sprintf("cluster %s waits for %s, which is remediating it", cluster, other)}
@@ -179,6 +188,9 @@ func gate(f Facts, next int) (*Wait, time.Time) {
 	case g.Paused:
 		return &Wait{Reason: ranv1alpha1.ReasonPaused, Batch: n,
 			Message: fmt.Sprintf("Paused before batch %d: set spec.paused to false to resume", n)}, time.Time{}
+	case g.Frozen != "":
+		return &Wait{Reason: ranv1alpha1.ReasonFleetFrozen, Batch: n,
+			Message: fmt.Sprintf("Batch %d waits: %s", n, g.Frozen)}, time.Time{}
 	case g.PolicyChanged != "" && !g.Approval.approved(next):
 		return &Wait{Reason: ranv1alpha1.ReasonManagedPolicyChanged, Batch: n,
 			Message: fmt.Sprintf("%s; batch %d waits for an approval to go on with it (kubectl cgu approve)", g.PolicyChanged, n)}, time.Time{}

@@ -276,3 +276,45 @@ func TestStartWaitsForTheBackup(t *testing.T) {
 	fl.f.Gates = Gates{}
 	fl.expect(fl.decide(time.Minute), ranv1alpha1.StateNotCompleted, 0, "Batch 1 of 2")
 }
+
+// A frozen fleet starts no batch and no cluster; a cluster already working goes on to its
+// next policy (unlike a pause) and completes.
+func TestFleetFrozen(t *testing.T) {
+	const why = "the fleet is frozen by FleetFreeze manual: incident"
+	batches := []plan.Batch{{Clusters: []string{"a1", "a2"}}, {Clusters: []string{"b1"}}}
+	fl := gatedFleet(t, batches, 2)
+	fl.f.Gates = Gates{Capacity: ptr.To(1)} // a1 starts, a2 waits for room
+	fl.decide(0)
+	fl.comply("a1", 0)
+	fl.f.Gates = Gates{Frozen: why}
+	d := fl.decide(time.Minute)
+	if c := d.Progress.Clusters["a1"]; c.State != ranv1alpha1.ClusterInProgress || c.Policy != 1 {
+		t.Fatalf("a1 = %+v, want on policy 1: a frozen fleet lets working clusters go on", c)
+	}
+	if c := d.Progress.Clusters["a2"]; c.State != ranv1alpha1.ClusterPending || c.Reason != ranv1alpha1.ReasonFleetFrozen {
+		t.Fatalf("a2 = %+v, want Pending, frozen", c)
+	}
+	if d.Reason != ranv1alpha1.ReasonFleetFrozen || !strings.Contains(d.Message, "cluster a2 waits: "+why) {
+		t.Fatalf("got %s %q, want FleetFrozen naming a2 and why", d.Reason, d.Message)
+	}
+	if got := d.Enforce[1]; len(got) != 1 || got[0] != "a1" || len(d.Enforce[0]) != 0 {
+		t.Fatalf("enforce %v, want only a1 on policy 1", d.Enforce)
+	}
+	fl.comply("a1", 1)
+	fl.f.Gates = Gates{Frozen: why, Capacity: ptr.To(1)}
+	d = fl.decide(2 * time.Minute)
+	if c := d.Progress.Clusters["a1"]; c.State != ranv1alpha1.ClusterCompleted {
+		t.Fatalf("a1 = %+v, want completed while frozen", c)
+	}
+	if len(d.Enforce[0]) != 0 {
+		t.Fatalf("a2 started while frozen: %v", d.Enforce)
+	}
+	fl.f.Gates = Gates{Capacity: ptr.To(1)}
+	fl.decide(3 * time.Minute)
+	fl.comply("a2", 0)
+	fl.comply("a2", 1)
+	fl.f.Gates = Gates{Frozen: why}
+	expectWait(t, fl.decide(4*time.Minute), ranv1alpha1.ReasonFleetFrozen, 2)
+	fl.f.Gates = Gates{}
+	fl.expect(fl.decide(5*time.Minute), ranv1alpha1.StateNotCompleted, 1, "Batch 2 of 2")
+}

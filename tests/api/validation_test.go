@@ -422,3 +422,17 @@ func manyLabels(n int) string {
 	}
 	return strings.Join(labels, ", ")
 }
+
+var _ = Describe("FleetFreeze validation", func() {
+	It("refuses a freeze that does not say why, and accepts a lifted one without a reason", func(ctx SpecContext) {
+		for _, reason := range []string{"", "   "} {
+			ff := &ranv1alpha1.FleetFreeze{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("freeze")},
+				Spec: ranv1alpha1.FleetFreezeSpec{Frozen: true, Reason: reason}}
+			err := k8s.Create(ctx, ff)
+			Expect(err).To(HaveOccurred(), "reason %q", reason)
+			Expect(err.Error()).To(ContainSubstring("spec.reason must say why the fleet is frozen"))
+		}
+		lifted := &ranv1alpha1.FleetFreeze{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("freeze")}}
+		Expect(k8s.Create(ctx, lifted, client.FieldValidation("Strict"))).To(Succeed())
+	})
+})

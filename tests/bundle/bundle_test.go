@@ -117,7 +117,7 @@ func TestBundleOwnsItsCRDs(t *testing.T) {
 		g.Expect(d.Description).NotTo(BeEmpty(), d.Kind)
 	}
 	g.Expect(owned).To(ConsistOf(inBundle))
-	g.Expect(owned).To(HaveLen(5))
+	g.Expect(owned).To(HaveLen(6))
 }
 
 func TestBundleDeploymentRunsTheSpokeImage(t *testing.T) {

@@ -12,7 +12,7 @@ const waitTitles = {
   "pause": "Paused", "approval": "Waits for an approval", "window": "Waits for its maintenance window",
   "soak": "Soaking", "blocker": "Blocked by another rollout", "hub capacity": "Waits for room under the hub's cap",
   "other rollout": "A cluster is in another rollout", "failure budget": "Failure budget spent",
-  "not enabled": "Not enabled", "spec": "Cannot start",
+  "not enabled": "Not enabled", "spec": "Cannot start", "fleet frozen": "The fleet is frozen",
 };
 
 let overview = null;
