@@ -97,7 +97,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: test
-test: envtest-assets chromium ## Run every test: unit tests and the Ginkgo suites on envtest, then every fuzz target briefly.
+test: envtest-assets chromium prometheus ## Run every test: unit tests and the Ginkgo suites on envtest, then every fuzz target briefly.
 	go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) fuzz-smoke
 
@@ -140,6 +140,16 @@ chromium: ## Install Debian's chromium for the dashboard's browser test, unless 
 		echo "Installing Debian's chromium for the dashboard's browser test"; \
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null \
 		|| echo "chromium could not be installed: the dashboard's browser test (pkg/dashboard) will fail"; }
+
+# The analysis gates' tests run Debian's prometheus and prometheus-alertmanager (tests/prom).
+# When they cannot be installed, make goes on and those tests fail saying so.
+.PHONY: prometheus
+prometheus: ## Install Debian's prometheus and prometheus-alertmanager for the analysis gates' tests, unless both are on the PATH.
+	@{ command -v prometheus >/dev/null 2>&1 && { command -v prometheus-alertmanager >/dev/null 2>&1 || command -v alertmanager >/dev/null 2>&1; }; } || { \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "Installing Debian's prometheus and prometheus-alertmanager for the analysis gates' tests"; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager >/dev/null \
+		|| echo "prometheus could not be installed: the analysis gates' tests (tests/prom, tests/sim) will fail"; }
 
 .PHONY: dashboard-screenshots
 dashboard-screenshots: envtest-assets chromium ## Run the dashboard's browser test and keep its screenshots in docs/images (docs/dashboard.md shows them).

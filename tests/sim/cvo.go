@@ -18,6 +18,10 @@ type Behaviour struct {
 	Fail bool
 	// Stall makes the update never finish: history stays Partial, Progressing stays True.
 	Stall bool
+	// DegradeAfterUpgrade, when above zero, is the API error ratio the cluster's metrics
+	// report once an update completed (metrics.go): the latest entry of its ClusterVersion
+	// history Completed at a version other than the one the cluster was installed at.
+	DegradeAfterUpgrade float64
 }
 
 // Updates is what the update service offers a cluster: the cluster-version operator writes

@@ -2,7 +2,9 @@
 // in-memory spoke per managed cluster, evaluating the ConfigurationPolicy templates of the
 // policies replicated to its cluster namespace and writing the replicated policy status the
 // way the real governance framework's status-sync does, with a simulated cluster-version
-// operator that carries out ClusterVersion updates over time.
+// operator that carries out ClusterVersion updates over time. A metrics endpoint
+// (ServeMetrics, metrics.go) serves each spoke's series as ACM Observability collects them,
+// for a real Prometheus to scrape.
 package sim
 
 import (
