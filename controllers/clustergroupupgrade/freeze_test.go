@@ -52,8 +52,8 @@ var _ = Describe("A fleet freeze", Serial, func() {
 		Eventually(condition(ctx, cguA, ranv1alpha1.ConditionProgressing)).WithTimeout(settle).Should(And(frozen,
 			HaveField("Status", metav1.ConditionTrue)))
 		Eventually(version(a[0])).WithTimeout(settle).Should(Equal(to))
-		Expect(fleet.Stored(ctx, cguA)(Default).Status.Waiting).To(And(Not(BeNil()),
-			HaveField("Reason", ranv1alpha1.ReasonFleetFrozen), HaveField("Batch", 2)))
+		Eventually(fleet.Stored(ctx, cguA)).WithTimeout(settle).Should(HaveField("Status.Waiting", And(Not(BeNil()),
+			HaveField("Reason", ranv1alpha1.ReasonFleetFrozen), HaveField("Batch", 2))))
 
 		By("five hours frozen, past the four-hour timeout: nothing times out, nothing starts")
 		advance(ctx, 5*time.Hour, cguA, cguB)

@@ -22,6 +22,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/clusteractions"
+	"github.com/cgu-operator/cgu-operator/pkg/freeze"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
 	"github.com/cgu-operator/cgu-operator/pkg/preview"
@@ -105,7 +106,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 			builder.WithPredicates(editedOrDeleted{})).
 		// A fleet frozen or unfrozen holds or frees every rollout at once.
 		Watches(&ranv1alpha1.FleetFreeze{}, handler.EnqueueRequestsFromMapFunc(r.unfinished),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, createOrDelete{}))).
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, createOrDelete{}, alertsFreezeChanged{}))).
 		Watches(&ranv1alpha1.ClusterGroupUpgradeBatch{}, freedClusters{r: r}).
 		// A reconcile waiting for the cache to show its last write goes on when it does.
 		Watches(&ranv1alpha1.ClusterGroupUpgrade{}, expectationsMet{e: &r.expect}).
@@ -226,6 +227,16 @@ func (r *Reconciler) unfinished(ctx context.Context, _ client.Object) []reconcil
 
 func (r *Reconciler) usingPrecachingConfig(ctx context.Context, o client.Object) []reconcile.Request {
 	return r.lookup(ctx, precachingConfigIndex, o.GetNamespace()+"/"+o.GetName())
+}
+
+// alertsFreezeChanged passes FleetFreezes whose alert queries started or stopped freezing
+// the fleet, or now say another reason.
+type alertsFreezeChanged struct{ predicate.Funcs }
+
+func (alertsFreezeChanged) Update(e event.UpdateEvent) bool {
+	old, okOld := e.ObjectOld.(*ranv1alpha1.FleetFreeze)
+	cur, okCur := e.ObjectNew.(*ranv1alpha1.FleetFreeze)
+	return okOld && okCur && freeze.Reason(old) != freeze.Reason(cur)
 }
 
 // stateChanged passes ClusterGroupUpgrades whose state changed, for those they block.

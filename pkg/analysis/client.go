@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -33,10 +32,11 @@ type Endpoint struct {
 // maxAnswer bounds the answer read: a batch's clusters' values are far smaller.
 const maxAnswer = 8 << 20
 
-// Query runs an instant query at the given time and returns the answer's body, whatever its
-// status: Decode reads the API's own error answers. A transport error (unreachable,
-// TLS, a timeout) is returned as is.
-func (e Endpoint) Query(ctx context.Context, query string, at time.Time) ([]byte, error) {
+// Query runs an instant query, evaluated at the server's own time (the operator's clock may
+// differ from the metrics' source), and returns the answer's body, whatever its status:
+// Decode and Series read the API's own error answers. A transport error (unreachable, TLS, a
+// timeout) is returned as is.
+func (e Endpoint) Query(ctx context.Context, query string) ([]byte, error) {
 	client, err := e.client()
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func (e Endpoint) Query(ctx context.Context, query string, at time.Time) ([]byte
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	form := url.Values{"query": {query}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)}}
+	form := url.Values{"query": {query}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(e.URL, "/")+"/api/v1/query", strings.NewReader(form.Encode()))
 	if err != nil {
 		return nil, fmt.Errorf("the endpoint %q: %w", e.URL, err)
@@ -86,25 +86,25 @@ func (e Endpoint) client() (*http.Client, error) {
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, Proxy: http.ProxyFromEnvironment}}, nil
 }
 
-// Measure runs a gate's query once at at: for the upgraded clusters and, for a Comparison,
-// for the baseline's. Whatever keeps it from a value per cluster (the endpoint, the query,
+// Measure runs a gate's query once, the measurement dated at: for the upgraded clusters and,
+// for a Comparison, for the baseline's. Whatever keeps it from a value per cluster (the endpoint, the query,
 // its answer) is the measurement's Err: it is inconclusive.
 func (e Endpoint) Measure(ctx context.Context, g Gate, query, label string, upgraded, baseline []string, at time.Time) Measurement {
 	m := Measurement{At: at}
 	var err error
-	if m.Values, err = e.values(ctx, query, label, upgraded, at); err != nil {
+	if m.Values, err = e.values(ctx, query, label, upgraded); err != nil {
 		m.Err, m.Values = err.Error(), nil
 		return m
 	}
 	if g.Mode == Comparison {
-		if m.Baseline, err = e.values(ctx, query, label, baseline, at); err != nil {
+		if m.Baseline, err = e.values(ctx, query, label, baseline); err != nil {
 			m.Err, m.Values, m.Baseline = "the baseline: "+err.Error(), nil, nil
 		}
 	}
 	return m
 }
 
-func (e Endpoint) values(ctx context.Context, query, label string, clusters []string, at time.Time) (map[string]float64, error) {
+func (e Endpoint) values(ctx context.Context, query, label string, clusters []string) (map[string]float64, error) {
 	if len(clusters) == 0 {
 		return map[string]float64{}, nil
 	}
@@ -112,7 +112,7 @@ func (e Endpoint) values(ctx context.Context, query, label string, clusters []st
 	if err != nil {
 		return nil, err
 	}
-	body, err := e.Query(ctx, q, at)
+	body, err := e.Query(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,12 @@ func CheckQuery(query string) error {
 	if err != nil {
 		return err
 	}
-	expr, err := parser.ParseExpr(rendered)
+	return CheckInstant(rendered)
+}
+
+// CheckInstant tells whether query parses as PromQL and gives an instant vector.
+func CheckInstant(query string) error {
+	expr, err := parser.ParseExpr(query)
 	if err != nil {
 		return fmt.Errorf("the query does not parse as PromQL: %w", err)
 	}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -35,7 +36,7 @@ func Render(query string, clusters []string) (string, error) {
 	return strings.ReplaceAll(query, ClustersPlaceholder, escaped), nil
 }
 
-// apiResponse is the part of a Prometheus HTTP API query answer that Decode reads.
+// apiResponse is the part of a Prometheus HTTP API query answer that Series reads.
 type apiResponse struct {
 	Status    string `json:"status"`
 	ErrorType string `json:"errorType"`
@@ -49,11 +50,18 @@ type apiResponse struct {
 	} `json:"data"`
 }
 
-// Decode reads an instant query's answer (Prometheus HTTP API, /api/v1/query) as one value
-// per cluster, the cluster read from label. An error answer, a result that is not an
-// instant vector, a series without the label, or two series of one cluster is an error:
-// the measurement is inconclusive.
-func Decode(body []byte, label string) (map[string]float64, error) {
+// errNotVector is wrapped by the error of an answer that is not an instant vector.
+var errNotVector = errors.New("not an instant vector")
+
+// Sample is one series of an instant query's answer: its labels and its value.
+type Sample struct {
+	Labels map[string]string
+	Value  float64
+}
+
+// Series reads an instant query's answer (Prometheus HTTP API, /api/v1/query) as its series.
+// An error answer, or a result that is not an instant vector, is an error.
+func Series(body []byte) ([]Sample, error) {
 	var r apiResponse
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, fmt.Errorf("the answer is not the query API's: %w", err)
@@ -62,22 +70,44 @@ func Decode(body []byte, label string) (map[string]float64, error) {
 		return nil, fmt.Errorf("the query failed (%s): %s", r.ErrorType, r.Error)
 	}
 	if r.Data.ResultType != "vector" {
-		return nil, fmt.Errorf("the query gives a %s, not an instant vector: aggregate it by %s", r.Data.ResultType, label)
+		return nil, fmt.Errorf("the query gives a %s, %w", r.Data.ResultType, errNotVector)
 	}
-	out := make(map[string]float64, len(r.Data.Result))
+	out := make([]Sample, 0, len(r.Data.Result))
 	for _, s := range r.Data.Result {
-		cluster, ok := s.Metric[label]
+		v, err := sampleValue(s.Value)
+		if err != nil {
+			if c := s.Metric[DefaultClusterLabel]; c != "" {
+				err = fmt.Errorf("cluster %s: %w", c, err)
+			}
+			return nil, err
+		}
+		out = append(out, Sample{Labels: s.Metric, Value: v})
+	}
+	return out, nil
+}
+
+// Decode reads an instant query's answer (Prometheus HTTP API, /api/v1/query) as one value
+// per cluster, the cluster read from label. An error answer, a result that is not an
+// instant vector, a series without the label, or two series of one cluster is an error:
+// the measurement is inconclusive.
+func Decode(body []byte, label string) (map[string]float64, error) {
+	samples, err := Series(body)
+	if err != nil {
+		if errors.Is(err, errNotVector) {
+			err = fmt.Errorf("%w: aggregate it by %s", err, label)
+		}
+		return nil, err
+	}
+	out := make(map[string]float64, len(samples))
+	for _, s := range samples {
+		cluster, ok := s.Labels[label]
 		if !ok || cluster == "" {
 			return nil, fmt.Errorf("a series has no %s label: aggregate the query by %s", label, label)
 		}
 		if _, twice := out[cluster]; twice {
 			return nil, fmt.Errorf("cluster %s has more than one series: aggregate the query by %s", cluster, label)
 		}
-		v, err := sampleValue(s.Value)
-		if err != nil {
-			return nil, fmt.Errorf("cluster %s: %w", cluster, err)
-		}
-		out[cluster] = v
+		out[cluster] = s.Value
 	}
 	return out, nil
 }

@@ -20,6 +20,7 @@ import (
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/freeze"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
@@ -260,35 +261,48 @@ func Frozen(accepted []ranv1alpha1.PolicyReference, roots []*policyv1.Policy) ma
 	return out
 }
 
-// FleetFrozen says which FleetFreezes freeze the fleet and why, for the rollouts' status: "the
-// fleet is frozen by FleetFreeze manual (alice, 2026-12-02T15:00:00Z): holiday sales", and
-// how many more freeze it; "" when none does.
+// FleetFrozen says which FleetFreezes freeze the fleet and why, for the rollouts' status:
+// "the fleet is frozen by FleetFreeze manual (alice, 2026-12-02T15:00:00Z): holiday sales",
+// or "the fleet is frozen by the alert queries of FleetFreeze noc: ...", and how many more
+// freeze it; "" when none does. A person's freeze (spec.frozen) is named before alerts.
 func FleetFrozen(freezes []ranv1alpha1.FleetFreeze) string {
-	var frozen []ranv1alpha1.FleetFreeze
-	for _, f := range freezes {
+	var frozen []string
+	for _, f := range sortedByName(freezes) {
 		if f.Spec.Frozen {
-			frozen = append(frozen, f)
+			frozen = append(frozen, manualFreeze(f))
+		}
+	}
+	for _, f := range sortedByName(freezes) {
+		if why := freeze.Reason(&f); why != "" {
+			frozen = append(frozen, "the fleet is frozen by the alert queries of FleetFreeze "+f.Name+": "+why)
 		}
 	}
 	if len(frozen) == 0 {
 		return ""
 	}
-	slices.SortFunc(frozen, func(a, b ranv1alpha1.FleetFreeze) int { return cmp.Compare(a.Name, b.Name) })
-	first := frozen[0].Spec
+	msg := frozen[0]
+	if len(frozen) > 1 {
+		msg += fmt.Sprintf(" (and %d more freezes)", len(frozen)-1)
+	}
+	return msg
+}
+
+func sortedByName(freezes []ranv1alpha1.FleetFreeze) []ranv1alpha1.FleetFreeze {
+	return slices.SortedFunc(slices.Values(freezes), func(a, b ranv1alpha1.FleetFreeze) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+// manualFreeze says who froze the fleet with f, when and why.
+func manualFreeze(f ranv1alpha1.FleetFreeze) string {
 	var who []string
-	if first.ChangedBy != "" {
-		who = append(who, first.ChangedBy)
+	if f.Spec.ChangedBy != "" {
+		who = append(who, f.Spec.ChangedBy)
 	}
-	if first.ChangedAt != nil {
-		who = append(who, first.ChangedAt.UTC().Format(time.RFC3339))
+	if f.Spec.ChangedAt != nil {
+		who = append(who, f.Spec.ChangedAt.UTC().Format(time.RFC3339))
 	}
-	msg := "the fleet is frozen by FleetFreeze " + frozen[0].Name
+	msg := "the fleet is frozen by FleetFreeze " + f.Name
 	if len(who) > 0 {
 		msg += " (" + strings.Join(who, ", ") + ")"
 	}
-	msg += ": " + first.Reason
-	if len(frozen) > 1 {
-		msg += fmt.Sprintf(" (and %d more FleetFreezes)", len(frozen)-1)
-	}
-	return msg
+	return msg + ": " + f.Spec.Reason
 }

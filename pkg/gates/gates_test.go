@@ -328,6 +328,12 @@ func TestAcceptedAndFrozen(t *testing.T) {
 	}
 }
 
+// alerting is a FleetFreeze whose alert queries freeze the fleet, saying why.
+func alerting(name, why string) ranv1alpha1.FleetFreeze {
+	return ranv1alpha1.FleetFreeze{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: ranv1alpha1.FleetFreezeStatus{AlertsFrozen: true,
+		Conditions: []metav1.Condition{{Type: ranv1alpha1.ConditionAlertsEvaluated, Status: metav1.ConditionTrue, Reason: ranv1alpha1.ReasonAlertsFiring, Message: why}}}}
+}
+
 func TestFleetFrozen(t *testing.T) {
 	at := metav1.NewTime(time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC))
 	freeze := func(name string, frozen bool, reason, by string, at *metav1.Time) ranv1alpha1.FleetFreeze {
@@ -342,8 +348,12 @@ func TestFleetFrozen(t *testing.T) {
 		"lifted":          {[]ranv1alpha1.FleetFreeze{freeze("manual", false, "sales over", "alice", &at)}, ""},
 		"manual":          {[]ranv1alpha1.FleetFreeze{freeze("manual", true, "sales", "alice", &at)}, "the fleet is frozen by FleetFreeze manual (alice, 2026-12-02T15:00:00Z): sales"},
 		"written by hand": {[]ranv1alpha1.FleetFreeze{freeze("noc", true, "incident 12", "", nil)}, "the fleet is frozen by FleetFreeze noc: incident 12"},
+		"by alerts, after a person's freeze": {[]ranv1alpha1.FleetFreeze{alerting("noc", "ALERTS fires"), freeze("manual", true, "sales", "bob", nil)},
+			"the fleet is frozen by FleetFreeze manual (bob): sales (and 1 more freezes)"},
+		"by alerts": {[]ranv1alpha1.FleetFreeze{alerting("noc", "ALERTS fires"), freeze("manual", false, "", "bob", nil)},
+			"the fleet is frozen by the alert queries of FleetFreeze noc: ALERTS fires"},
 		"two, the first by name": {[]ranv1alpha1.FleetFreeze{freeze("noc", true, "incident", "", nil), freeze("manual", true, "sales", "bob", nil),
-			freeze("old", false, "", "", nil)}, "the fleet is frozen by FleetFreeze manual (bob): sales (and 1 more FleetFreezes)"},
+			freeze("old", false, "", "", nil)}, "the fleet is frozen by FleetFreeze manual (bob): sales (and 1 more freezes)"},
 	} {
 		if got := FleetFrozen(tc.freezes); got != tc.want {
 			t.Errorf("%s: %q, want %q", name, got, tc.want)

@@ -35,6 +35,7 @@ import (
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/controllers/clustergroupupgrade"
+	"github.com/cgu-operator/cgu-operator/controllers/fleetfreeze"
 	"github.com/cgu-operator/cgu-operator/controllers/imagebasedgroupupgrade"
 	"github.com/cgu-operator/cgu-operator/controllers/managedclustersupgrade"
 	orphanscontroller "github.com/cgu-operator/cgu-operator/controllers/orphans"
@@ -290,6 +291,10 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	}
 	if err := mc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ManagedClustersUpgrade controller: %w", err)
+	}
+	freezes := &fleetfreeze.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Clock: clk}
+	if err := freezes.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the FleetFreeze controller: %w", err)
 	}
 	sweep := &orphanscontroller.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Copies: mgr.GetCache(), Unserved: hub.unserved,
 		Clock: clk}

@@ -294,8 +294,8 @@ func TestFleetFrozen(t *testing.T) {
 	if c := d.Progress.Clusters["a2"]; c.State != ranv1alpha1.ClusterPending || c.Reason != ranv1alpha1.ReasonFleetFrozen {
 		t.Fatalf("a2 = %+v, want Pending, frozen", c)
 	}
-	if d.Reason != ranv1alpha1.ReasonFleetFrozen || !strings.Contains(d.Message, "cluster a2 waits: "+why) {
-		t.Fatalf("got %s %q, want FleetFrozen naming a2 and why", d.Reason, d.Message)
+	if d.Reason != ranv1alpha1.ReasonFleetFrozen || !strings.Contains(d.Message, why+": clusters already working finish, no cluster or batch starts") {
+		t.Fatalf("got %s %q, want FleetFrozen saying why", d.Reason, d.Message)
 	}
 	if got := d.Enforce[1]; len(got) != 1 || got[0] != "a1" || len(d.Enforce[0]) != 0 {
 		t.Fatalf("enforce %v, want only a1 on policy 1", d.Enforce)

@@ -272,6 +272,9 @@ func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decis
 		switch {
 		case f.Gates.Paused:
 			reason = ranv1alpha1.ReasonPaused
+		case f.Gates.Frozen != "":
+			reason, message = ranv1alpha1.ReasonFleetFrozen,
+				fmt.Sprintf("%s; %s: clusters already working finish, no cluster or batch starts", message, f.Gates.Frozen)
 		case len(holds) > 0:
 			reason, message = holds[0].Reason, fmt.Sprintf("%s; %s", message, holds[0].Message)
 			if holds[0].Checked {

@@ -435,4 +435,32 @@ var _ = Describe("FleetFreeze validation", func() {
 		lifted := &ranv1alpha1.FleetFreeze{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("freeze")}}
 		Expect(k8s.Create(ctx, lifted, client.FieldValidation("Strict"))).To(Succeed())
 	})
+
+	DescribeTable("refuses alert queries it cannot run, naming the field",
+		func(ctx SpecContext, alerts ranv1alpha1.FreezeAlerts, want string) {
+			ff := &ranv1alpha1.FleetFreeze{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("freeze")}, Spec: ranv1alpha1.FleetFreezeSpec{Alerts: &alerts}}
+			err := k8s.Create(ctx, ff)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(want))
+		},
+		Entry("no query", ranv1alpha1.FreezeAlerts{Prometheus: ranv1alpha1.PrometheusSource{URL: "https://thanos.example"}},
+			"spec.alerts.queries: Required value"),
+		Entry("a URL that is not http or https", ranv1alpha1.FreezeAlerts{Prometheus: ranv1alpha1.PrometheusSource{URL: "thanos:9090"}, Queries: []string{"up == 0"}},
+			"the Prometheus url must be an http or https URL"),
+		Entry("an interval under five seconds", ranv1alpha1.FreezeAlerts{Prometheus: ranv1alpha1.PrometheusSource{URL: "https://thanos.example"}, Queries: []string{"up == 0"}, Interval: "1s"},
+			"spec.alerts.interval must be a duration of at least 5s"),
+		Entry("an interval that is no duration", ranv1alpha1.FreezeAlerts{Prometheus: ranv1alpha1.PrometheusSource{URL: "https://thanos.example"}, Queries: []string{"up == 0"}, Interval: "often"},
+			"spec.alerts.interval must be a duration of at least 5s"),
+		Entry("a secret without a name", ranv1alpha1.FreezeAlerts{Prometheus: ranv1alpha1.PrometheusSource{URL: "https://thanos.example",
+			SecretRef: &ranv1alpha1.SecretReference{Namespace: "observability"}}, Queries: []string{"up == 0"}},
+			"spec.alerts.prometheus.secretRef.name"),
+	)
+
+	It("accepts alert queries with a Secret and an interval", func(ctx SpecContext) {
+		ff := &ranv1alpha1.FleetFreeze{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("freeze")}, Spec: ranv1alpha1.FleetFreezeSpec{Alerts: &ranv1alpha1.FreezeAlerts{
+			Prometheus: ranv1alpha1.PrometheusSource{URL: "https://rbac-query-proxy.open-cluster-management-observability.svc:8443",
+				SecretRef: &ranv1alpha1.SecretReference{Namespace: "open-cluster-management-observability", Name: "thanos-token"}},
+			Queries: []string{`ALERTS{alertstate="firing",severity="critical"}`}, Interval: "30s"}}}
+		Expect(k8s.Create(ctx, ff, client.FieldValidation("Strict"))).To(Succeed())
+	})
 })

@@ -1,0 +1,72 @@
+package fleetfreeze
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/analysis"
+	"github.com/cgu-operator/cgu-operator/pkg/freeze"
+)
+
+// gather reads what a pass needs: the time, and when the alert queries are due, their
+// answers. It only reads (the Secret, the query API).
+func (r *Reconciler) gather(ctx context.Context, ff *ranv1alpha1.FleetFreeze) freeze.Facts {
+	f := freeze.Facts{Freeze: ff, Now: r.Clock.Now()}
+	if !freeze.Due(ff, f.Now) {
+		return f
+	}
+	f.Ran = true
+	a := ff.Spec.Alerts
+	e, err := r.endpoint(ctx, a.Prometheus)
+	if err != nil {
+		f.Unreachable = err.Error()
+		return f
+	}
+	for _, q := range a.Queries {
+		f.Answers = append(f.Answers, answer(ctx, e, q))
+	}
+	return f
+}
+
+// answer runs one alert query.
+func answer(ctx context.Context, e analysis.Endpoint, query string) freeze.Answer {
+	if err := analysis.CheckInstant(query); err != nil {
+		return freeze.Answer{Invalid: err.Error()}
+	}
+	body, err := e.Query(ctx, query)
+	if err != nil {
+		return freeze.Answer{Err: err.Error()}
+	}
+	samples, err := analysis.Series(body)
+	if err != nil {
+		return freeze.Answer{Err: err.Error()}
+	}
+	return freeze.Answer{Samples: samples}
+}
+
+// endpoint is the query API src names, with the token and CA of its Secret.
+func (r *Reconciler) endpoint(ctx context.Context, src ranv1alpha1.PrometheusSource) (analysis.Endpoint, error) {
+	e := analysis.Endpoint{URL: src.URL}
+	ref := src.SecretRef
+	if ref == nil {
+		return e, nil
+	}
+	var s corev1.Secret
+	if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return e, fmt.Errorf("the Secret %s/%s that spec.alerts.prometheus.secretRef names does not exist", ref.Namespace, ref.Name)
+		}
+		return e, fmt.Errorf("reading the Secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	token, ca := s.Data["token"], s.Data["ca.crt"]
+	if len(token) == 0 && len(ca) == 0 {
+		return e, fmt.Errorf("the Secret %s/%s holds neither token nor ca.crt", ref.Namespace, ref.Name)
+	}
+	e.Token, e.CA = string(token), ca
+	return e, nil
+}
