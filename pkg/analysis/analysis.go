@@ -137,41 +137,51 @@ type Verdict struct {
 // otherwise. A measurement missing an upgraded cluster's value is inconclusive: a cluster
 // the query does not see is not a cluster that passed.
 func Judge(g Gate, upgraded []string, ms []Measurement) Verdict {
-	v := Verdict{Phase: Running}
-	missed := map[string]bool{}
-	var last outcome
+	v := Start(g)
 	for _, m := range ms {
-		o := judgeOne(g, upgraded, m)
-		last = o
-		switch {
-		case o.inconclusive != "":
-			v.Inconclusives++
-			continue
-		case o.failed != "":
-			v.Failures++
-			for _, c := range o.clusters {
-				missed[c] = true
-			}
-		}
-		v.Conclusive++
-		if v.Failures > g.FailureLimit {
-			v.Phase, v.Message = Failed, fmt.Sprintf("%s failed %d of %d measurements (%d tolerated): %s",
-				g.Name, v.Failures, v.Conclusive, g.FailureLimit, o.failed)
-			v.Clusters = slices.Sorted(maps.Keys(missed))
-			return v
-		}
-		if v.Conclusive >= max(g.Measurements, 1) {
-			v.Phase, v.Message = Passed, fmt.Sprintf("%s passed %d of %d measurements", g.Name, v.Conclusive-v.Failures, v.Conclusive)
-			v.Clusters = slices.Sorted(maps.Keys(missed))
-			return v
-		}
+		v = v.Add(g, upgraded, m)
 	}
-	v.Clusters = slices.Sorted(maps.Keys(missed))
+	return v
+}
+
+// Start is the verdict of a gate with no measurement yet.
+func Start(g Gate) Verdict {
+	return Verdict{Phase: Running, Message: fmt.Sprintf("%s: 0 of %d measurements taken, 0 failed", g.Name, max(g.Measurements, 1))}
+}
+
+// Final reports whether the verdict no longer changes: Passed or Failed.
+func (v Verdict) Final() bool { return v.Phase == Passed || v.Phase == Failed }
+
+// Add is the verdict once measurement m is judged too, so that a verdict kept between
+// measurements (in a batch record, say) needs only the new one; Start is the first. A final
+// verdict stays as it is.
+func (v Verdict) Add(g Gate, upgraded []string, m Measurement) Verdict {
+	if v.Final() {
+		return v
+	}
+	o := judgeOne(g, upgraded, m)
 	switch {
-	case last.inconclusive != "":
-		v.Phase, v.Message = Inconclusive, fmt.Sprintf("%s is inconclusive: %s", g.Name, last.inconclusive)
+	case o.inconclusive != "":
+		v.Inconclusives++
+		v.Phase, v.Message = Inconclusive, fmt.Sprintf("%s is inconclusive: %s", g.Name, o.inconclusive)
+		return v
+	case o.failed != "":
+		v.Failures++
+		missed := map[string]bool{}
+		for _, c := range append(v.Clusters, o.clusters...) {
+			missed[c] = true
+		}
+		v.Clusters = slices.Sorted(maps.Keys(missed))
+	}
+	v.Conclusive++
+	switch {
+	case v.Failures > g.FailureLimit:
+		v.Phase, v.Message = Failed, fmt.Sprintf("%s failed %d of %d measurements (%d tolerated): %s",
+			g.Name, v.Failures, v.Conclusive, g.FailureLimit, o.failed)
+	case v.Conclusive >= max(g.Measurements, 1):
+		v.Phase, v.Message = Passed, fmt.Sprintf("%s passed %d of %d measurements", g.Name, v.Conclusive-v.Failures, v.Conclusive)
 	default:
-		v.Message = fmt.Sprintf("%s: %d of %d measurements taken, %d failed", g.Name, v.Conclusive, max(g.Measurements, 1), v.Failures)
+		v.Phase, v.Message = Running, fmt.Sprintf("%s: %d of %d measurements taken, %d failed", g.Name, v.Conclusive, max(g.Measurements, 1), v.Failures)
 	}
 	return v
 }

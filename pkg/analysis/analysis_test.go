@@ -181,3 +181,28 @@ func TestConditionMet(t *testing.T) {
 		}
 	}
 }
+
+// A verdict kept between measurements and given one at a time is the verdict of all of them;
+// once final, it stays.
+func TestVerdictAddsOneMeasurementAtATime(t *testing.T) {
+	upgraded := []string{"a", "b"}
+	g := Gate{Name: "errors", Mode: Absolute, Measurements: 3, FailureLimit: 1, Success: Condition{Op: Less, Threshold: 1}}
+	ms := []Measurement{
+		{At: t0, Values: values(upgraded, 0.5, 2)},
+		{At: t0, Err: "connection refused"},
+		{At: t0, Values: values(upgraded, 0.5, 0.5)},
+		{At: t0, Values: values(upgraded, 0.5, 0.5)},
+		{At: t0, Values: values(upgraded, 3, 3)}, // after the pass: not counted
+	}
+	v := Start(g)
+	for i, m := range ms {
+		v = v.Add(g, upgraded, m)
+		if want := Judge(g, upgraded, ms[:i+1]); !slices.Equal(v.Clusters, want.Clusters) || v.Phase != want.Phase || v.Message != want.Message ||
+			v.Conclusive != want.Conclusive || v.Failures != want.Failures || v.Inconclusives != want.Inconclusives {
+			t.Fatalf("after %d measurements: %+v, Judge says %+v", i+1, v, want)
+		}
+	}
+	if v.Phase != Passed || v.Failures != 1 || !slices.Equal(v.Clusters, []string{"b"}) || !v.Final() {
+		t.Fatalf("verdict %+v, want Passed with one tolerated failure of b", v)
+	}
+}
