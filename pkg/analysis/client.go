@@ -2,9 +2,6 @@ package analysis
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/cgu-operator/cgu-operator/pkg/apiclient"
 )
 
 // Endpoint is a Prometheus-compatible query API: ACM Observability's Thanos querier on a hub,
@@ -37,7 +36,7 @@ const maxAnswer = 8 << 20
 // Decode and Series read the API's own error answers. A transport error (unreachable, TLS, a
 // timeout) is returned as is.
 func (e Endpoint) Query(ctx context.Context, query string) ([]byte, error) {
-	client, err := e.client()
+	client, err := apiclient.HTTP(e.CA)
 	if err != nil {
 		return nil, err
 	}
@@ -53,9 +52,7 @@ func (e Endpoint) Query(ctx context.Context, query string) ([]byte, error) {
 		return nil, fmt.Errorf("the endpoint %q: %w", e.URL, err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if e.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+e.Token)
-	}
+	apiclient.Authorize(req, e.Token)
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
@@ -72,18 +69,6 @@ func (e Endpoint) Query(ctx context.Context, query string) ([]byte, error) {
 		return nil, fmt.Errorf("the endpoint answered %s", resp.Status)
 	}
 	return body, nil
-}
-
-func (e Endpoint) client() (*http.Client, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if len(e.CA) > 0 {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(e.CA) {
-			return nil, errors.New("the CA bundle holds no PEM certificate")
-		}
-		cfg.RootCAs = pool
-	}
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, Proxy: http.ProxyFromEnvironment}}, nil
 }
 
 // Measure runs a gate's query once, the measurement dated at: for the upgraded clusters and,
