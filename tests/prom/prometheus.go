@@ -2,12 +2,14 @@ package prom
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -176,4 +178,30 @@ func Query(ctx context.Context, baseURL, promql string) ([]byte, error) {
 		return nil, fmt.Errorf("query %q: %s: %s", promql, resp.Status, body)
 	}
 	return body, nil
+}
+
+// Values asks the Prometheus at baseURL for the instant value of a PromQL expression and
+// returns the value of each series, keyed by the values of labels joined by spaces.
+func Values(ctx context.Context, baseURL, promql string, labels ...string) (map[string]float64, error) {
+	body, err := Query(ctx, baseURL, promql)
+	if err != nil {
+		return nil, err
+	}
+	var answer struct {
+		Data struct {
+			Result model.Vector `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &answer); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", body, err)
+	}
+	out := map[string]float64{}
+	for _, s := range answer.Data.Result {
+		key := make([]string, len(labels))
+		for i, l := range labels {
+			key[i] = string(s.Metric[model.LabelName(l)])
+		}
+		out[strings.Join(key, " ")] = float64(s.Value)
+	}
+	return out, nil
 }

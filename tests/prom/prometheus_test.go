@@ -11,7 +11,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	"github.com/prometheus/common/model"
 
 	"github.com/cgu-operator/cgu-operator/tests/prom"
 )
@@ -53,23 +52,7 @@ func startPrometheus(ctx context.Context, t *testing.T, opts prom.PrometheusOpti
 
 // byCluster returns the value of each series an instant query selects, by its cluster label.
 func byCluster(ctx context.Context, url, promql string) (map[string]float64, error) {
-	body, err := prom.Query(ctx, url, promql)
-	if err != nil {
-		return nil, err
-	}
-	var answer struct {
-		Data struct {
-			Result model.Vector `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &answer); err != nil {
-		return nil, fmt.Errorf("decoding %s: %w", body, err)
-	}
-	out := map[string]float64{}
-	for _, s := range answer.Data.Result {
-		out[string(s.Metric["cluster"])] = float64(s.Value)
-	}
-	return out, nil
+	return prom.Values(ctx, url, promql, "cluster")
 }
 
 func TestPrometheusScrapesTargetsKeepingTheirLabels(t *testing.T) {

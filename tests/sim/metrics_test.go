@@ -2,13 +2,10 @@ package sim_test
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/prometheus/common/model"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
 	"github.com/cgu-operator/cgu-operator/tests/prom"
@@ -52,27 +49,5 @@ var _ = Describe("The metrics endpoint", func() {
 // series returns a function that queries Prometheus and returns the value of each series
 // selected, keyed by the values of labels joined by spaces.
 func series(ctx context.Context, p *prom.Prometheus, promql string, labels ...string) func() (map[string]float64, error) {
-	return func() (map[string]float64, error) {
-		body, err := prom.Query(ctx, p.URL(), promql)
-		if err != nil {
-			return nil, err
-		}
-		var answer struct {
-			Data struct {
-				Result model.Vector `json:"result"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(body, &answer); err != nil {
-			return nil, err
-		}
-		out := map[string]float64{}
-		for _, s := range answer.Data.Result {
-			key := make([]string, len(labels))
-			for i, l := range labels {
-				key[i] = string(s.Metric[model.LabelName(l)])
-			}
-			out[strings.Join(key, " ")] = float64(s.Value)
-		}
-		return out, nil
-	}
+	return func() (map[string]float64, error) { return prom.Values(ctx, p.URL(), promql, labels...) }
 }
