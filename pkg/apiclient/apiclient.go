@@ -10,8 +10,8 @@ import (
 	"net/http"
 )
 
-// HTTP returns a client that verifies the server's certificate against ca (PEM), or the
-// system's roots when ca is empty.
+// HTTP returns a client for one call that verifies the server's certificate against ca
+// (PEM), or the system's roots when ca is empty.
 func HTTP(ca []byte) (*http.Client, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if len(ca) > 0 {
@@ -21,7 +21,9 @@ func HTTP(ca []byte) (*http.Client, error) {
 		}
 		cfg.RootCAs = pool
 	}
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, Proxy: http.ProxyFromEnvironment}}, nil
+	// A client is made for each call (the calls are few, each with its own CA), so it keeps no
+	// idle connection that nothing would ever close.
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true}}, nil
 }
 
 // Authorize adds token to req as a bearer token, when there is one.

@@ -72,11 +72,11 @@ func Approve(ctx context.Context, c client.Client, key client.ObjectKey, batch i
 		if a.Batch < 1 {
 			return fmt.Errorf("the batch to approve must be at least 1, got %d", a.Batch)
 		}
-		review := &authenticationv1.SelfSubjectReview{}
-		if err := c.Create(ctx, review); err != nil {
-			return fmt.Errorf("asking the API server who you are: %w", err)
+		by, err := whoAmI(ctx, c)
+		if err != nil {
+			return err
 		}
-		a.By = review.Status.UserInfo.Username
+		a.By = by
 		if cgu.Annotations == nil {
 			cgu.Annotations = map[string]string{}
 		}
@@ -119,15 +119,15 @@ func SetFrozen(ctx context.Context, c client.Client, frozen bool, reason string,
 	if frozen && strings.TrimSpace(reason) == "" {
 		return Freeze{}, errors.New("say why the fleet is frozen (--reason): every frozen rollout shows it")
 	}
-	review := &authenticationv1.SelfSubjectReview{}
-	if err := c.Create(ctx, review); err != nil {
-		return Freeze{}, fmt.Errorf("asking the API server who you are: %w", err)
+	by, err := whoAmI(ctx, c)
+	if err != nil {
+		return Freeze{}, err
 	}
-	f := Freeze{Frozen: frozen, By: review.Status.UserInfo.Username, Reason: reason}
+	f := Freeze{Frozen: frozen, By: by, Reason: reason}
 	at := metav1.NewTime(now).Rfc3339Copy()
 	spec := ranv1alpha1.FleetFreezeSpec{Frozen: frozen, Reason: reason, ChangedBy: f.By, ChangedAt: &at}
 	ff := &ranv1alpha1.FleetFreeze{}
-	err := c.Get(ctx, client.ObjectKey{Name: ranv1alpha1.FleetFreezeManual}, ff)
+	err = c.Get(ctx, client.ObjectKey{Name: ranv1alpha1.FleetFreezeManual}, ff)
 	switch {
 	case apierrors.IsNotFound(err):
 		ff = &ranv1alpha1.FleetFreeze{ObjectMeta: metav1.ObjectMeta{Name: ranv1alpha1.FleetFreezeManual}, Spec: spec}
@@ -144,4 +144,13 @@ func SetFrozen(ctx context.Context, c client.Client, frozen bool, reason string,
 		return f, fmt.Errorf("patching FleetFreeze %s: %w", ranv1alpha1.FleetFreezeManual, err)
 	}
 	return f, nil
+}
+
+// whoAmI is the caller's user name, as the API server knows them (a SelfSubjectReview).
+func whoAmI(ctx context.Context, c client.Client) (string, error) {
+	review := &authenticationv1.SelfSubjectReview{}
+	if err := c.Create(ctx, review); err != nil {
+		return "", fmt.Errorf("asking the API server who you are: %w", err)
+	}
+	return review.Status.UserInfo.Username, nil
 }

@@ -143,8 +143,12 @@ func Build(in Input) (Plan, error) {
 // spread ends plan p, its canary batches made, with the rest of the clusters spread as in
 // says, or refuses the spread.
 func spread(p Plan, rest []string, in Input) (Plan, error) {
-	plain := len(chunk(rest, in.MaxConcurrency))
 	batches := spreadBatches(rest, in.MaxConcurrency, in.Spread, in.Labels)
+	plain := 0 // the batches chunk would make
+	if len(rest) > 0 {
+		size := batchSize(len(rest), in.MaxConcurrency)
+		plain = (len(rest) + size - 1) / size
+	}
 	p.Spread, p.SpreadAdded = spreadUses(rest, in.Spread, in.Labels), len(batches)-plain
 	if err := checkSpread(p.Spread, len(p.Batches)+len(batches), len(p.Batches)+plain, in.MaxBatches); err != nil {
 		return Plan{}, err
@@ -189,15 +193,22 @@ func chunk(clusters []string, size int) []Batch {
 	if len(clusters) == 0 {
 		return nil
 	}
-	if size <= 0 || size > len(clusters) {
-		size = len(clusters)
-	}
+	size = batchSize(len(clusters), size)
 	batches := make([]Batch, 0, (len(clusters)+size-1)/size)
 	for start := 0; start < len(clusters); start += size {
 		end := min(start+size, len(clusters))
 		batches = append(batches, Batch{Clusters: clusters[start:end:end]})
 	}
 	return batches
+}
+
+// batchSize is the size of the batches of n clusters (at least one) with maxConcurrency:
+// all of them for zero or less, or more than n.
+func batchSize(n, maxConcurrency int) int {
+	if maxConcurrency <= 0 || maxConcurrency > n {
+		return n
+	}
+	return maxConcurrency
 }
 
 // window puts clusters in one batch that keeps at most size of them in progress; a size of

@@ -49,9 +49,7 @@ func spreadBatches(clusters []string, size int, spreads []Spread, labels map[str
 	if len(clusters) == 0 {
 		return nil
 	}
-	if size <= 0 || size > len(clusters) {
-		size = len(clusters)
-	}
+	size = batchSize(len(clusters), size)
 	s := newSpreader(clusters, spreads, labels)
 	target := (len(clusters) + size - 1) / size
 	for k, sp := range spreads {
