@@ -546,6 +546,12 @@ type ClusterGroupUpgradeSpec struct {
 	// fails them is held: not enforced, not counted as failed. An addition to TALM's API.
 	// +optional
 	UpgradeChecks *UpgradeChecks `json:"upgradeChecks,omitempty"`
+
+	// Analysis judges each batch by its upgraded clusters' metrics before the batch ends:
+	// PromQL queries against a Prometheus-compatible API (docs/analysis.md). A failed gate
+	// fails the clusters it names. An addition to TALM's API.
+	// +optional
+	Analysis *Analysis `json:"analysis,omitempty"`
 }
 
 // UpgradeChecks configures the checks of the upgrade each cluster is asked to take.
@@ -793,6 +799,9 @@ type BatchStatus struct {
 	// Stage is the running stage of a Progressive batch.
 	// +optional
 	Stage *StageStatus `json:"stage,omitempty"`
+	// Analysis is the batch's analysis (spec.analysis), once its clusters ended.
+	// +optional
+	Analysis *BatchAnalysis `json:"analysis,omitempty"`
 }
 
 // StageStatus is where a Progressive batch stands: the stage that runs, or ran last.

@@ -98,6 +98,10 @@ type ClusterGroupUpgradeBatchStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	Clusters []ClusterProgress `json:"clusters,omitempty"`
+	// Analysis is the batch's analysis (spec.analysis), once its clusters ended; on the
+	// batch's first part only.
+	// +optional
+	Analysis *BatchAnalysis `json:"analysis,omitempty"`
 }
 
 // ClusterGroupUpgradeBatch is written by the operator: it records one part of one batch of

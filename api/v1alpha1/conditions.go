@@ -166,6 +166,19 @@ const (
 	// ReasonBatchSoaking (Progressing=True): a finished batch's clusters must stay compliant
 	// a while before the batch counts as done.
 	ReasonBatchSoaking = "BatchSoaking"
+	// ReasonBatchAnalysis (Progressing=True): a finished batch's analysis gates
+	// (spec.analysis) measure its clusters before the batch ends.
+	ReasonBatchAnalysis = "BatchAnalysis"
+	// ReasonAnalysisInconclusive (Progressing=True): the last measurement of an analysis gate
+	// got no usable answer (the endpoint unreachable or erroring, values missing); the batch
+	// holds, and fails the analysis at its deadline.
+	ReasonAnalysisInconclusive = "AnalysisInconclusive"
+	// ReasonAnalysisFailed (on a cluster; Progressing=False with onFailure Abort): an
+	// analysis gate failed the cluster.
+	ReasonAnalysisFailed = "AnalysisFailed"
+	// ReasonInvalidAnalysis (Validated=False): spec.analysis cannot run: a query that does not
+	// parse, a Secret missing or empty.
+	ReasonInvalidAnalysis = "InvalidAnalysis"
 	// ReasonFailureBudgetExceeded (Progressing=False, Succeeded=False): more clusters failed
 	// or timed out than spec.maxFailures allows; no new batch started.
 	ReasonFailureBudgetExceeded = "FailureBudgetExceeded"

@@ -210,6 +210,9 @@ func (r *Reconciler) recordEvents(s *scope, b *ranv1alpha1.ClusterGroupUpgradeBa
 		r.Events.Emit(s.cgu, talm.BatchStarted(name, b.Spec.Index, batch.Clusters, total))
 	}
 	r.clusterEvents(s, st, old)
+	if b.Spec.Part == 0 {
+		r.analysisEvents(s, b.Spec.Index, st.Analysis, old.Analysis)
+	}
 	if old.FinishedAt != nil || st.FinishedAt == nil || b.Spec.Part != 0 {
 		return
 	}
@@ -263,6 +266,53 @@ func (r *Reconciler) clusterEvents(s *scope, st, old ranv1alpha1.ClusterGroupUpg
 		if started != nil && c.Since != nil {
 			r.Metrics.ClusterEnded(c.State, c.Since.Sub(started.Time))
 		}
+	}
+}
+
+// Event reasons of the analysis gates, one when a gate of a batch turns to a phase.
+const (
+	EventAnalysisPassed       = "AnalysisPassed"
+	EventAnalysisFailed       = "AnalysisFailed"
+	EventAnalysisInconclusive = "AnalysisInconclusive"
+	EventAnalysisSkipped      = "AnalysisSkipped"
+)
+
+// analysisEvents marks each gate of batch index that turned Passed, Failed, Inconclusive or
+// Skipped since old, naming its query.
+func (r *Reconciler) analysisEvents(s *scope, index int, cur, old *ranv1alpha1.BatchAnalysis) {
+	if cur == nil {
+		return
+	}
+	was := map[string]ranv1alpha1.AnalysisPhase{}
+	if old != nil {
+		for _, g := range old.Gates {
+			was[g.Name] = g.Phase
+		}
+	}
+	queries := map[string]string{}
+	if a := s.cgu.Spec.Analysis; a != nil {
+		for _, g := range a.Gates {
+			queries[g.Name] = g.Query
+		}
+	}
+	for _, g := range cur.Gates {
+		if g.Phase == was[g.Name] {
+			continue
+		}
+		kind, reason := corev1.EventTypeNormal, ""
+		switch g.Phase {
+		case ranv1alpha1.AnalysisPassed:
+			reason = EventAnalysisPassed
+		case ranv1alpha1.AnalysisSkipped:
+			reason = EventAnalysisSkipped
+		case ranv1alpha1.AnalysisFailed:
+			kind, reason = corev1.EventTypeWarning, EventAnalysisFailed
+		case ranv1alpha1.AnalysisInconclusive:
+			kind, reason = corev1.EventTypeWarning, EventAnalysisInconclusive
+		default:
+			continue
+		}
+		r.event(s, kind, reason, "Batch %d: %s (query %s)", index, g.Message, rollout.Truncate(queries[g.Name], 512))
 	}
 }
 

@@ -1,6 +1,7 @@
 package clustergroupupgrade
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/analysis"
 	"github.com/cgu-operator/cgu-operator/pkg/cgu"
 	"github.com/cgu-operator/cgu-operator/pkg/gates"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
@@ -80,7 +82,7 @@ func (r *Reconciler) gatherer() gatherer {
 // tell whether the rollout started; the plan tells whose Jobs and checks to read).
 func (g gatherer) steps() []func(context.Context, *scope) error {
 	return []func(context.Context, *scope) error{g.records, g.start, g.frozen, g.released, g.others, g.freezes, g.precache, g.backup,
-		g.checks, g.health, g.works, g.installPlans}
+		g.checks, g.health, g.works, g.installPlans, g.analysis}
 }
 
 // records reads the batch records, and waits while the cache does not show the operator's
@@ -272,6 +274,51 @@ func (g gatherer) damaged(ctx context.Context, s *scope) error {
 // others reads, from the batch records that show clusters InProgress, which clusters other
 // rollouts are remediating and how many clusters are InProgress on the hub. Once the
 // rollout finished nothing starts: nothing is read.
+// analysisTimeout bounds one query of an analysis gate: a pass waits for it.
+const analysisTimeout = 10 * time.Second
+
+// analysis reads what spec.analysis needs: before the start, whether its Secret can be read
+// (validation); once started, the measurements due now (rollout.MeasureNow), which are
+// reads of the query API. A query API that cannot be reached, or a Secret gone, makes the
+// measurement inconclusive, never an error of the pass.
+func (g gatherer) analysis(ctx context.Context, s *scope) error {
+	a := s.cgu.Spec.Analysis
+	if a == nil || s.facts.Progress.Finished {
+		return nil
+	}
+	endpoint := func() (analysis.Endpoint, error) {
+		secret := ""
+		if a.Prometheus.SecretRef != nil {
+			secret = a.Prometheus.SecretRef.Name
+		}
+		e, err := analysis.EndpointOf(ctx, g.api, a.Prometheus.URL, s.cgu.Namespace, secret, "spec.analysis.prometheus.secretRef")
+		e.Timeout = analysisTimeout
+		return e, err
+	}
+	if !s.facts.Started {
+		if _, err := endpoint(); err != nil {
+			s.facts.Analysis.Endpoint = err.Error()
+		}
+		return nil
+	}
+	due, upgraded, baseline := rollout.MeasureNow(gates.Analysis(a, nil), s.facts.Progress, s.facts.Plan, s.now)
+	if len(due) == 0 {
+		return nil
+	}
+	e, err := endpoint()
+	label := cmp.Or(a.ClusterLabel, analysis.DefaultClusterLabel)
+	measured := make(map[string]analysis.Measurement, len(due))
+	for _, gate := range due {
+		if err != nil {
+			measured[gate.Name] = analysis.Measurement{At: s.now, Err: err.Error()}
+			continue
+		}
+		measured[gate.Name] = e.Measure(ctx, gate.Gate, gate.Query, label, upgraded, baseline, s.now)
+	}
+	s.facts.Analysis.Measured = measured
+	return nil
+}
+
 // freezes reads the hub's FleetFreezes, for a rollout that has not finished.
 func (g gatherer) freezes(ctx context.Context, s *scope) error {
 	if s.facts.Progress.Finished {

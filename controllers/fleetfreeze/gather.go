@@ -2,11 +2,6 @@ package fleetfreeze
 
 import (
 	"context"
-	"fmt"
-
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/analysis"
@@ -51,22 +46,8 @@ func answer(ctx context.Context, e analysis.Endpoint, query string) freeze.Answe
 
 // endpoint is the query API src names, with the token and CA of its Secret.
 func (r *Reconciler) endpoint(ctx context.Context, src ranv1alpha1.PrometheusSource) (analysis.Endpoint, error) {
-	e := analysis.Endpoint{URL: src.URL}
-	ref := src.SecretRef
-	if ref == nil {
-		return e, nil
+	if ref := src.SecretRef; ref != nil {
+		return analysis.EndpointOf(ctx, r.Reader, src.URL, ref.Namespace, ref.Name, "spec.alerts.prometheus.secretRef")
 	}
-	var s corev1.Secret
-	if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return e, fmt.Errorf("the Secret %s/%s that spec.alerts.prometheus.secretRef names does not exist", ref.Namespace, ref.Name)
-		}
-		return e, fmt.Errorf("reading the Secret %s/%s: %w", ref.Namespace, ref.Name, err)
-	}
-	token, ca := s.Data["token"], s.Data["ca.crt"]
-	if len(token) == 0 && len(ca) == 0 {
-		return e, fmt.Errorf("the Secret %s/%s holds neither token nor ca.crt", ref.Namespace, ref.Name)
-	}
-	e.Token, e.CA = string(token), ca
-	return e, nil
+	return analysis.Endpoint{URL: src.URL}, nil
 }

@@ -117,6 +117,9 @@ const (
 	Passed       Phase = "Passed"
 	Failed       Phase = "Failed"
 	Inconclusive Phase = "Inconclusive"
+	// Skipped is a Comparison that cannot be made in a batch: the plan leaves too few
+	// clusters on a side (Skip).
+	Skipped Phase = "Skipped"
 )
 
 // Verdict is a gate's judgement of its measurements so far.
@@ -149,8 +152,23 @@ func Start(g Gate) Verdict {
 	return Verdict{Phase: Running, Message: fmt.Sprintf("%s: 0 of %d measurements taken, 0 failed", g.Name, max(g.Measurements, 1))}
 }
 
-// Final reports whether the verdict no longer changes: Passed or Failed.
-func (v Verdict) Final() bool { return v.Phase == Passed || v.Phase == Failed }
+// Final reports whether the verdict no longer changes: Passed, Failed or Skipped.
+func (v Verdict) Final() bool { return v.Phase == Passed || v.Phase == Failed || v.Phase == Skipped }
+
+// Skip is the verdict of a Comparison gate that cannot be made in a batch with upgraded
+// clusters upgraded and baseline clusters not upgraded yet, because one side holds fewer
+// than MinSamples; nil when it can be made, and for an Absolute gate.
+func Skip(g Gate, upgraded, baseline int) *Verdict {
+	need := g.MinSamples
+	if need <= 0 {
+		need = DefaultMinSamples
+	}
+	if g.Mode != Comparison || (upgraded >= need && baseline >= need) {
+		return nil
+	}
+	return &Verdict{Phase: Skipped, Message: fmt.Sprintf(
+		"%s is skipped: the batch has %d upgraded clusters and %d not upgraded yet, %d each needed to compare", g.Name, upgraded, baseline, need)}
+}
 
 // Add is the verdict once measurement m is judged too, so that a verdict kept between
 // measurements (in a batch record, say) needs only the new one; Start is the first. A final

@@ -148,6 +148,9 @@ func (p *pass) validate() {
 	if p.in.Invalid == nil {
 		p.in.Invalid = p.actionsProblem()
 	}
+	if p.in.Invalid == nil {
+		p.in.Invalid = gates.AnalysisProblem(p.cgu.Spec.Analysis, p.f.Analysis.Endpoint)
+	}
 }
 
 // actionsProblem is the problem of spec.actions, under the tenancy rules where they apply.
@@ -220,7 +223,7 @@ func (p *pass) decide() {
 		Accepted: p.recordedAccepted(),
 		Busy:     p.f.Others.Busy, Capacity: p.capacity(), Frozen: gates.FleetFrozen(p.f.Freezes), Progress: p.f.Progress, Verdicts: p.verdicts,
 		HealthBefore: p.f.Health.Before, HealthAfter: p.f.Health.After,
-		Precaching: p.precacheGate(), Backup: p.backupGate()}
+		Precaching: p.precacheGate(), Backup: p.backupGate(), Measured: p.f.Analysis.Measured}
 	if p.f.Works != nil {
 		in.Works, in.Pre, in.Post = true, p.pre, p.post
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/analysis"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
@@ -58,6 +59,9 @@ type Facts struct {
 	Lost    *rollout.Problem
 	// Others are the clusters other rollouts hold.
 	Others Others
+	// Analysis is what the gather found of spec.analysis: its query API's Secret, and the
+	// measurements due now (rollout.MeasureNow).
+	Analysis Analysis
 	// Freezes are the hub's FleetFreezes (docs/freeze.md): while one is frozen, no batch and
 	// no cluster starts.
 	Freezes []ranv1alpha1.FleetFreeze
@@ -181,4 +185,13 @@ type Config struct {
 	// Tenancy are the operator's tenancy rules: where they apply, cluster actions write
 	// and remove only keys under their prefix.
 	Tenancy tenancy.Rules
+}
+
+// Analysis is what the gather found of spec.analysis.
+type Analysis struct {
+	// Endpoint says what is wrong with the query API's Secret (missing, empty); "" when
+	// nothing is.
+	Endpoint string
+	// Measured are the measurements taken for this pass, by gate name.
+	Measured map[string]analysis.Measurement
 }

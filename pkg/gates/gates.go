@@ -20,6 +20,7 @@ import (
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/analysis"
 	"github.com/cgu-operator/cgu-operator/pkg/freeze"
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
@@ -72,6 +73,8 @@ type Input struct {
 	// the clusters about to start and on those verifying.
 	Works     bool
 	Pre, Post map[string]manifestwork.Observation
+	// Measured are the analysis measurements taken for this decision, by gate name.
+	Measured map[string]analysis.Measurement
 }
 
 // Build returns the gates of the rollout.
@@ -99,6 +102,7 @@ func Build(in Input) rollout.Gates {
 	}
 	g.Holds = holds(in)
 	g.Verify, g.Verifications = verifications(in)
+	g.Analysis = Analysis(spec.Analysis, in.Measured)
 	return g
 }
 

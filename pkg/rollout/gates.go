@@ -71,6 +71,9 @@ type Gates struct {
 	// the batch's other clusters are done, or at its deadline, it ends Held. A Pending hold
 	// (the check has not answered) keeps the batch waiting until the deadline.
 	Holds map[string]Hold
+	// Analysis judges each batch by its clusters' metrics before it ends; nil without
+	// spec.analysis.
+	Analysis *Analysis
 }
 
 // Approval says which batches (0-based) start only once approved: every one but the first

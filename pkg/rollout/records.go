@@ -1,12 +1,16 @@
 package rollout
 
 import (
+	"math"
 	"slices"
+	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/analysis"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
 )
 
@@ -65,6 +69,9 @@ func readCurrent(p *Progress, st ranv1alpha1.ClusterGroupUpgradeBatchStatus, pol
 	}
 	for _, cp := range st.Clusters {
 		p.Clusters[cp.Name] = clusterFrom(cp, policies)
+	}
+	if st.Analysis != nil {
+		p.Analysis = AnalysisFrom(st.Analysis)
 	}
 }
 
@@ -129,16 +136,18 @@ func RecordStatuses(records []ranv1alpha1.ClusterGroupUpgradeBatch, d Decision, 
 		clusters                    map[string]Cluster
 		endsRollout                 bool
 		pausedBefore                time.Duration
+		analysis                    *AnalysisRun
 	}
 	states := map[int]batchState{}
 	for i, e := range d.Ended {
 		states[e.Index+1] = batchState{started: e.Started, deadline: e.Deadline, finished: now, clusters: e.Clusters,
-			endsRollout: d.EndedEarly && i == len(d.Ended)-1}
+			endsRollout: d.EndedEarly && i == len(d.Ended)-1, analysis: e.Analysis}
 	}
 	pr := d.Progress
 	if started := !pr.Started.IsZero(); started && !pr.Finished && !pr.BatchEnded && len(p.Batches) > 0 {
 		states[pr.Batch+1] = batchState{
 			started: pr.BatchStarted, deadline: d.BatchDeadline, clusters: pr.Clusters, pausedBefore: pr.PausedBeforeBatch,
+			analysis: pr.Analysis,
 		}
 	}
 	out := map[string]ranv1alpha1.ClusterGroupUpgradeBatchStatus{}
@@ -155,6 +164,9 @@ func RecordStatuses(records []ranv1alpha1.ClusterGroupUpgradeBatch, d Decision, 
 			st.PausedBefore = &metav1.Duration{Duration: s.pausedBefore.Round(time.Second)}
 		}
 		st.Clusters = recordClusters(r.Spec, s.clusters, policies)
+		if r.Spec.Part == 0 {
+			st.Analysis = AnalysisStatus(s.analysis)
+		}
 		if !sameRecordStatus(r.Status, st) {
 			out[r.Name] = st
 		}
@@ -214,7 +226,8 @@ func Stamp(t time.Time) *metav1.Time {
 func sameRecordStatus(a, b ranv1alpha1.ClusterGroupUpgradeBatchStatus) bool {
 	return a.EndsRollout == b.EndsRollout && samePause(a.PausedBefore, b.PausedBefore) &&
 		sameStamp(a.StartedAt, b.StartedAt) && sameStamp(a.TimeoutAt, b.TimeoutAt) &&
-		sameStamp(a.FinishedAt, b.FinishedAt) && slices.EqualFunc(a.Clusters, b.Clusters, sameProgress)
+		sameStamp(a.FinishedAt, b.FinishedAt) && slices.EqualFunc(a.Clusters, b.Clusters, sameProgress) &&
+		equality.Semantic.DeepEqual(a.Analysis, b.Analysis)
 }
 
 func sameProgress(a, b ranv1alpha1.ClusterProgress) bool {
@@ -235,4 +248,59 @@ func samePause(a, b *metav1.Duration) bool {
 		return a == b
 	}
 	return a.Duration == b.Duration
+}
+
+// AnalysisStatus is a batch's analysis as its record and the ClusterGroupUpgrade's status
+// show it; nil for none.
+func AnalysisStatus(run *AnalysisRun) *ranv1alpha1.BatchAnalysis {
+	if run == nil {
+		return nil
+	}
+	out := &ranv1alpha1.BatchAnalysis{StartedAt: *Stamp(run.Started), Gates: make([]ranv1alpha1.AnalysisGateStatus, 0, len(run.Gates))}
+	for _, g := range run.Gates {
+		v := g.Verdict
+		gs := ranv1alpha1.AnalysisGateStatus{Name: g.Name, Query: g.Query, Phase: ranv1alpha1.AnalysisPhase(v.Phase), Conclusive: v.Conclusive,
+			Failures: v.Failures, Inconclusives: v.Inconclusives, Message: Truncate(v.Message, ranv1alpha1.MessageLimit)}
+		if len(v.Clusters) > 0 {
+			gs.Clusters = slices.Clone(v.Clusters[:min(len(v.Clusters), ranv1alpha1.ClusterDetailLimit)])
+		}
+		for _, m := range g.Measurements {
+			gs.Measurements = append(gs.Measurements, ranv1alpha1.AnalysisMeasurement{At: *Stamp(m.At),
+				Outcome: ranv1alpha1.AnalysisPhase(m.Outcome), Value: decimal(m.Value), Baseline: decimal(m.Baseline)})
+		}
+		out.Gates = append(out.Gates, gs)
+	}
+	return out
+}
+
+// AnalysisFrom reads a batch's analysis back from its record.
+func AnalysisFrom(st *ranv1alpha1.BatchAnalysis) *AnalysisRun {
+	run := &AnalysisRun{Started: st.StartedAt.Time}
+	for _, gs := range st.Gates {
+		g := GateRun{Name: gs.Name, Query: gs.Query, Verdict: analysis.Verdict{Phase: analysis.Phase(gs.Phase), Conclusive: gs.Conclusive,
+			Failures: gs.Failures, Inconclusives: gs.Inconclusives, Clusters: slices.Clone(gs.Clusters), Message: gs.Message}}
+		for _, m := range gs.Measurements {
+			g.Measurements = append(g.Measurements, analysis.Summary{At: m.At.Time, Outcome: analysis.Phase(m.Outcome),
+				Value: parseDecimal(m.Value), Baseline: parseDecimal(m.Baseline)})
+		}
+		run.Gates = append(run.Gates, g)
+	}
+	return run
+}
+
+// decimal is v as a record stores it: "" for NaN.
+func decimal(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// parseDecimal reads a value decimal wrote.
+func parseDecimal(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
 }

@@ -82,6 +82,12 @@ func currentBatch(d Decision, p plan.Plan) *ranv1alpha1.BatchStatus {
 			StartedAt: metaTime(s.Started), TimeoutAt: metaTime(s.Deadline), Resets: s.Resets,
 			Unhealthy: Truncate(s.Unhealthy, ranv1alpha1.MessageLimit)}
 	}
+	if a := AnalysisStatus(d.Progress.Analysis); a != nil {
+		for i := range a.Gates {
+			a.Gates[i].Measurements = nil // the batch's record keeps them
+		}
+		out.Analysis = a
+	}
 	names := slices.Clone(b.Clusters)
 	slices.SortStableFunc(names, func(x, y string) int {
 		cx, cy := d.Progress.Clusters[x], d.Progress.Clusters[y]

@@ -47,6 +47,8 @@ type Progress struct {
 	// Settled are the clusters of the batches that ended that were held or failed, with
 	// that state: they never complete.
 	Settled map[string]ranv1alpha1.ClusterState
+	// Analysis is the current batch's analysis, once started (spec.analysis).
+	Analysis *AnalysisRun
 }
 
 // settle records a held or failed cluster of an ended batch.
@@ -117,6 +119,8 @@ type EndedBatch struct {
 	Started  time.Time
 	Deadline time.Time
 	Clusters map[string]Cluster
+	// Analysis is the batch's analysis, when it ran one.
+	Analysis *AnalysisRun
 }
 
 // Decide computes the state of a ClusterGroupUpgrade from its facts.
@@ -227,7 +231,7 @@ func decideBatch(f Facts) Decision {
 				d.Ended = ended
 				return d
 			}
-			ended = append(ended, EndedBatch{Index: p.Batch, Started: p.BatchStarted, Deadline: deadline, Clusters: p.Clusters})
+			ended = append(ended, EndedBatch{Index: p.Batch, Started: p.BatchStarted, Deadline: deadline, Clusters: p.Clusters, Analysis: p.Analysis})
 			if d, finished := finishIfOver(f, p, batch, overall); finished {
 				d.Ended = ended
 				return d
@@ -287,7 +291,19 @@ func runBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time) (Decis
 		return Decision{State: ranv1alpha1.StateNotCompleted, Reason: reason, Message: message, Progress: *p,
 			BatchDeadline: deadline, Enforce: enforce, Wake: wake, Holds: holds, Stage: stage}, false
 	}
-	if until, settled := soakUntil(f, batch, clusters); !settled || f.Now.Before(until) {
+	return endBatch(f, p, batch, deadline, stage)
+}
+
+// endBatch ends the current batch, whose clusters are terminal, once its analysis passed and
+// it soaked (an analysis that failed ends it at once); otherwise it returns the decision to
+// wait with.
+func endBatch(f Facts, p *Progress, batch plan.Batch, deadline time.Time, stage *Stage) (Decision, bool) {
+	if d, wait := analyse(f, p, batch, deadline); wait {
+		d.Stage = stage
+		return d, false
+	}
+	clusters := p.Clusters // an analysis that failed failed clusters
+	if until, settled := soakUntil(f, batch, clusters); p.Analysis.Failed() == nil && (!settled || f.Now.Before(until)) {
 		w := &Wait{Reason: ranv1alpha1.ReasonBatchSoaking, Batch: p.Batch + 1,
 			Message: fmt.Sprintf("Batch %d soaks: its clusters must stay compliant until %s", p.Batch+1, until.UTC().Format(time.RFC3339))}
 		if !settled {
@@ -523,6 +539,9 @@ func batchEnds(f Facts, p Progress, batch plan.Batch) (bool, string) {
 		if h := readStages(f, batch, p.Clusters, doneBefore(p, batch)); h.stopped {
 			return true, h.unhealthy
 		}
+	}
+	if why := analysisEnds(f, p); why != "" {
+		return true, why
 	}
 	late := 0
 	for _, name := range batch.Clusters {

@@ -83,6 +83,56 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   clusters: [a]
   remediationStrategy: {maxConcurrency: 2, mode: Window, progressive: {factor: 2}}`,
 			"spec.remediationStrategy.progressive is set only with mode Progressive"),
+		Entry("an analysis query without {{clusters}}", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  analysis: {prometheus: {url: "https://thanos.example.com"}, gates: [{name: errors, query: "up", successCondition: "< 1"}]}`,
+			"the query must contain {{clusters}}, which stands for the clusters measured"),
+		Entry("an Absolute gate without a success condition", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  analysis: {prometheus: {url: "https://thanos.example.com"}, gates: [{name: errors, query: 'x{cluster=~"{{clusters}}"}'}]}`,
+			"an Absolute gate needs successCondition; a Comparison gate takes none"),
+		Entry("a Comparison gate with a success condition", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  analysis: {prometheus: {url: "https://thanos.example.com"}, gates: [{name: c, mode: Comparison, query: 'x{cluster=~"{{clusters}}"}', successCondition: "< 1"}]}`,
+			"an Absolute gate needs successCondition; a Comparison gate takes none"),
+		Entry("comparison settings on an Absolute gate", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  analysis: {prometheus: {url: "https://thanos.example.com"}, gates: [{name: e, query: 'x{cluster=~"{{clusters}}"}', successCondition: "< 1", comparison: {minSamples: 5}}]}`,
+			"comparison is only for a gate of mode Comparison"),
+		Entry("a failure limit a gate can never exceed", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  analysis: {prometheus: {url: "https://thanos.example.com"}, gates: [{name: e, query: 'x{cluster=~"{{clusters}}"}', successCondition: "< 1", measurements: 2, failureLimit: 2}]}`,
+			"failureLimit must be below measurements: the gate could never fail"),
+		Entry("a success condition that is no comparison", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  analysis: {prometheus: {url: "https://thanos.example.com"}, gates: [{name: e, query: 'x{cluster=~"{{clusters}}"}', successCondition: "== 1"}]}`,
+			"spec.analysis.gates[0].successCondition: Invalid value"),
+		Entry("an interval below 5s", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  analysis: {prometheus: {url: "https://thanos.example.com"}, gates: [{name: e, query: 'x{cluster=~"{{clusters}}"}', successCondition: "< 1", interval: 1s}]}`,
+			"interval must be a duration of at least 5s"),
+		Entry("an alpha above 0.5", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  analysis: {prometheus: {url: "https://thanos.example.com"}, gates: [{name: c, mode: Comparison, query: 'x{cluster=~"{{clusters}}"}', comparison: {alpha: "0.9"}}]}`,
+			"alpha must be above 0 and at most 0.5"),
+		Entry("an analysis URL that is no URL", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  analysis: {prometheus: {url: "thanos:9090"}, gates: [{name: e, query: 'x{cluster=~"{{clusters}}"}', successCondition: "< 1"}]}`,
+			"spec.analysis.prometheus.url must be an http or https URL"),
+		Entry("two gates of one name", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  analysis: {prometheus: {url: "https://thanos.example.com"}, gates: [{name: e, query: 'x{cluster=~"{{clusters}}"}', successCondition: "< 1"}, {name: e, query: 'y{cluster=~"{{clusters}}"}', successCondition: "< 1"}]}`,
+			"spec.analysis.gates[1]: Duplicate value"),
 		Entry("a spread with the Window mode", `
   clusters: [a]
   remediationStrategy: {maxConcurrency: 2, mode: Window, spread: [{labelKey: site, maxPerBatch: 1}]}`,
@@ -284,6 +334,15 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
 		Entry("a spread and an anti-affinity key with the default mode (an addition)", `
   clusters: [a, b, c]
   remediationStrategy: {maxConcurrency: 2, spread: [{labelKey: site, maxPerBatch: 1}, {labelKey: example.com/region, maxPerBatch: 3}], antiAffinity: [pair]}`),
+		Entry("analysis gates, absolute and comparison (an addition)", `
+  clusters: [a, b, c]
+  remediationStrategy: {maxConcurrency: 1}
+  analysis:
+    prometheus: {url: "https://rbac-query-proxy.open-cluster-management-observability.svc:8443", secretRef: {name: thanos}}
+    onFailure: Continue
+    gates:
+    - {name: api-errors, query: 'cluster:apiserver_request_error_ratio:rate5m{cluster=~"{{clusters}}"}', successCondition: "< 0.05", interval: 2m, measurements: 5, failureLimit: 1}
+    - {name: vs-baseline, mode: Comparison, query: 'x{cluster=~"{{clusters}}"}', comparison: {higherIsWorse: true, tolerance: "0.01", alpha: ".05", minSamples: 10}}`),
 		Entry("a spread with mode Batches stated (an addition)", `
   clusters: [a, b, c]
   remediationStrategy: {maxConcurrency: 2, mode: Batches, antiAffinity: [pair]}`),
