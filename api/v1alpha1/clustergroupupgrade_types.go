@@ -895,7 +895,8 @@ type PrecachingStatus struct {
 
 // WaitingStatus is what a rollout waits for between two batches.
 type WaitingStatus struct {
-	// Reason is Paused, WaitingForApproval, OutsideMaintenanceWindow or BatchSoaking.
+	// Reason is Paused, FleetFrozen, WaitingForApproval, ManagedPolicyChanged,
+	// OutsideMaintenanceWindow, BatchSoaking, BatchAnalysis or AnalysisInconclusive.
 	Reason string `json:"reason"`
 	// Batch is the 1-based batch that waits.
 	Batch int `json:"batch"`

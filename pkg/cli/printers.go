@@ -112,11 +112,12 @@ const (
 // stateColor returns the colour of a rollout or cluster state, "" for none.
 func stateColor(state string) string {
 	switch state {
-	case string(ranv1alpha1.StateCompleted):
+	case string(ranv1alpha1.StateCompleted), string(ranv1alpha1.AnalysisPassed):
 		return ansiGreen
-	case string(ranv1alpha1.StateNotCompleted), string(ranv1alpha1.ClusterInProgress):
+	case string(ranv1alpha1.StateNotCompleted), string(ranv1alpha1.ClusterInProgress), string(ranv1alpha1.AnalysisRunning):
 		return ansiCyan
-	case string(ranv1alpha1.StateTimedOut), string(ranv1alpha1.StateCannotStart), string(ranv1alpha1.ClusterHeld):
+	case string(ranv1alpha1.StateTimedOut), string(ranv1alpha1.StateCannotStart), string(ranv1alpha1.ClusterHeld),
+		string(ranv1alpha1.AnalysisInconclusive):
 		return ansiYellow
 	case string(ranv1alpha1.ClusterFailed):
 		return ansiRed

@@ -265,7 +265,25 @@ func writeBatch(b *strings.Builder, p painter, cgu *ranv1alpha1.ClusterGroupUpgr
 	if cb.ClustersNotShown > 0 {
 		fmt.Fprintf(b, "  and %d more\n", cb.ClustersNotShown)
 	}
-	return nil
+	return writeAnalysis(b, p, cb.Analysis, now)
+}
+
+// writeAnalysis writes the current batch's analysis gates, if it runs them: each gate's
+// phase, its measurements by outcome and its message.
+func writeAnalysis(b *strings.Builder, p painter, a *ranv1alpha1.BatchAnalysis, now time.Time) error {
+	if a == nil {
+		return nil
+	}
+	fmt.Fprintf(b, "\nAnalysis, started %s\n", ago(a.StartedAt.Time, now))
+	t := &table{header: []string{"GATE", "PHASE", "MEASURED", "MESSAGE"}}
+	for _, g := range a.Gates {
+		measured := fmt.Sprintf("%d ok, %d failed", g.Conclusive-g.Failures, g.Failures)
+		if g.Inconclusives > 0 {
+			measured += fmt.Sprintf(", %d inconclusive", g.Inconclusives)
+		}
+		t.add(plain(g.Name), stateCell(string(g.Phase)), plain(measured), plain(orDash(g.Message)))
+	}
+	return t.write(b, p, "  ")
 }
 
 // windowOf is the size of the window of a Window rollout, 0 for TALM's batches.
@@ -412,6 +430,9 @@ func batchWait(st ranv1alpha1.ClusterGroupUpgradeStatus) string {
 	// The clusters not done come first and may not all be shown; the counts have them all.
 	n := max(len(waiting), st.Counts.InProgress)
 	if n == 0 {
+		if gates := openGates(cb.Analysis); gates != "" {
+			return fmt.Sprintf("the analysis of batch %d: %s", cb.Index, gates)
+		}
 		return fmt.Sprintf("batch %d to end", cb.Index)
 	}
 	named := strings.Join(waiting[:min(len(waiting), waitingNamed)], ", ")
@@ -419,6 +440,20 @@ func batchWait(st ranv1alpha1.ClusterGroupUpgradeStatus) string {
 		named += fmt.Sprintf(" and %d more", rest)
 	}
 	return fmt.Sprintf("%s of batch %d to comply: %s", words.Plural(n, "cluster"), cb.Index, named)
+}
+
+// openGates names the analysis gates that have not ended, with their phase; "" when none.
+func openGates(a *ranv1alpha1.BatchAnalysis) string {
+	if a == nil {
+		return ""
+	}
+	var open []string
+	for _, g := range a.Gates {
+		if g.Phase == ranv1alpha1.AnalysisRunning || g.Phase == ranv1alpha1.AnalysisInconclusive {
+			open = append(open, fmt.Sprintf("%s (%s)", g.Name, strings.ToLower(string(g.Phase))))
+		}
+	}
+	return strings.Join(open, ", ")
 }
 
 // terminal reports whether a cluster state is never left.

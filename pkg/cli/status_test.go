@@ -99,6 +99,13 @@ func TestWaitingFor(t *testing.T) {
 			cgu:  upgrade(ranv1alpha1.StateNotCompleted, true, &ranv1alpha1.BatchStatus{Index: 4, Clusters: []ranv1alpha1.ClusterProgress{completed("a")}}),
 			want: "batch 4 to end",
 		},
+		"the analysis of a batch whose clusters ended": {
+			cgu: upgrade(ranv1alpha1.StateNotCompleted, true, &ranv1alpha1.BatchStatus{Index: 2, Clusters: []ranv1alpha1.ClusterProgress{completed("a")},
+				Analysis: &ranv1alpha1.BatchAnalysis{Gates: []ranv1alpha1.AnalysisGateStatus{
+					{Name: "api-errors", Phase: ranv1alpha1.AnalysisInconclusive}, {Name: "latency", Phase: ranv1alpha1.AnalysisPassed},
+					{Name: "vs-baseline", Phase: ranv1alpha1.AnalysisRunning}}}}),
+			want: "the analysis of batch 2: api-errors (inconclusive), vs-baseline (running)",
+		},
 		"timed out": {
 			cgu:  upgrade(ranv1alpha1.StateTimedOut, true, nil),
 			want: "late clusters to comply (still watching)",
@@ -241,5 +248,26 @@ func TestStagesPhrase(t *testing.T) {
 	}
 	if got, want := stagesPhrase([]int{4}, true), "stages of 4 clusters; an unhealthy stage stops the rollout"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestWriteStatusShowsTheAnalysis(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	cgu := upgrade(ranv1alpha1.StateNotCompleted, true, &ranv1alpha1.BatchStatus{Index: 1, Clusters: []ranv1alpha1.ClusterProgress{completed("spoke-1")},
+		Analysis: &ranv1alpha1.BatchAnalysis{StartedAt: metav1.NewTime(now.Add(-3 * time.Minute)), Gates: []ranv1alpha1.AnalysisGateStatus{{
+			Name: "api-errors", Phase: ranv1alpha1.AnalysisFailed, Conclusive: 2, Failures: 1, Inconclusives: 1,
+			Message: "api-errors failed 1 of 2 measurements (0 tolerated): spoke-1 missed value < 0.05"}}}})
+	var b strings.Builder
+	if err := writeStatus(&b, painter{}, cgu, now, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Analysis, started 3m ago\n",
+		"  GATE        PHASE   MEASURED                        MESSAGE\n",
+		"  api-errors  Failed  1 ok, 1 failed, 1 inconclusive  api-errors failed 1 of 2 measurements (0 tolerated): spoke-1 missed value < 0.05\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
 	}
 }
