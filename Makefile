@@ -152,7 +152,7 @@ prometheus: ## Install Debian's prometheus and prometheus-alertmanager for the a
 		|| echo "prometheus could not be installed: the analysis gates' tests (tests/prom, tests/sim) will fail"; }
 
 .PHONY: dashboard-screenshots
-dashboard-screenshots: envtest-assets chromium ## Run the dashboard's browser test and keep its screenshots in docs/images (docs/dashboard.md shows them).
+dashboard-screenshots: envtest-assets chromium prometheus ## Run the dashboard's browser test and keep its screenshots in docs/images (docs/dashboard.md shows them).
 	go test -count=1 -run '^TestDashboard$$' ./pkg/dashboard/ -args -screenshots $(CURDIR)/docs/images
 
 # The scale curve (docs/benchmarks.md, "Scale curve"): the fleet benchmark at each size of

@@ -32,6 +32,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/cli"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/harness/suite"
+	"github.com/cgu-operator/cgu-operator/tests/prom"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 )
 
@@ -162,6 +163,13 @@ func confirm(tab context.Context, action string) string {
 	return said
 }
 
+// svgTitle is the title of the plot under css.
+func svgTitle(tab context.Context, css string) (string, error) {
+	ctx, cancel := context.WithTimeout(tab, settle)
+	defer cancel()
+	return chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q).textContent`, css+" svg.plot > title")))
+}
+
 // screenshot saves the whole page as <name>.png in the -screenshots directory, or in the
 // spec's temporary directory.
 func screenshot(tab context.Context, name string) {
@@ -176,6 +184,29 @@ func screenshot(tab context.Context, name string) {
 	Expect(png).NotTo(BeEmpty())
 	// The screenshots in docs/images are for everyone to read.
 	Expect(os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)).To(Succeed())
+}
+
+// advance moves the operator's clock on by d and wakes the rollout as its timer would: the
+// operator's requeues wait on the real clock.
+func advance(ctx context.Context, d time.Duration, cgu *ranv1alpha1.ClusterGroupUpgrade) {
+	clock.Step(d)
+	fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) {
+		metav1.SetMetaDataAnnotation(&c.ObjectMeta, "test.cgu-operator.io/poke", clock.Now().Format(time.RFC3339))
+	})
+}
+
+// firstRecord is the first record of a rollout's batch (1-based).
+func firstRecord(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, index int) func(Gomega) ranv1alpha1.ClusterGroupUpgradeBatch {
+	return func(g Gomega) ranv1alpha1.ClusterGroupUpgradeBatch {
+		var list ranv1alpha1.ClusterGroupUpgradeBatchList
+		g.Expect(fleet.Hub.Client.List(ctx, &list, client.InNamespace(cgu.Namespace))).To(Succeed())
+		for _, r := range list.Items {
+			if r.Spec.Upgrade == cgu.Name && r.Spec.Index == index && r.Spec.Part == 0 {
+				return r
+			}
+		}
+		return ranv1alpha1.ClusterGroupUpgradeBatch{}
+	}
 }
 
 // grantViewer lets the user viewer read what the dashboard shows, and nothing more.
@@ -360,6 +391,67 @@ var _ = Describe("kubectl cgu dashboard", func() {
 			"The spread added 1 batch to those maxConcurrency alone makes."))
 		Expect(eval(tab, `[...document.querySelectorAll("section.part p")].some((e) => e.textContent.startsWith("3 batches planned"))`)).
 			To(BeTrue(), "the plan section counts the batches the spread makes")
+	})
+
+	It("shows each batch's analysis: its gates' verdicts, the clusters that missed, the query and a plot of the measurements", func(ctx SpecContext) {
+		By("a Prometheus scraping the simulated clusters; four clusters in two batches, the last one degrading once upgraded")
+		metrics, err := simulator.ServeMetrics(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		prometheus, err := prom.StartPrometheus(ctx, prom.PrometheusOptions{Dir: GinkgoT().TempDir(), Targets: []string{metrics}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = prometheus.Stop() })
+		clusters := fleet.MustJoinFleet(ctx, "gated", 4)
+		p := fleet.MustPlaceUpgradePolicy(ctx, "gated", 4, settle)
+		bad := clusters[3]
+		simulator.SetBehaviour(bad, sim.Behaviour{DegradeAfterUpgrade: 0.2})
+		query := fmt.Sprintf(`%s{cluster=~"{{clusters}}"}`, sim.MetricErrorRatio)
+		cgu := &ranv1alpha1.ClusterGroupUpgrade{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "cgu-gated", Name: "gated"},
+			Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+				Clusters: clusters, ManagedPolicies: []string{p.Name}, Enable: ptr.To(true),
+				RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 2, Timeout: 240},
+				// Three measurements 10s apart pass a batch; the second failed one fails it.
+				Analysis: &ranv1alpha1.Analysis{Prometheus: ranv1alpha1.AnalysisSource{URL: prometheus.URL()}, Gates: []ranv1alpha1.AnalysisGate{{
+					Name: "api-errors", Query: query, SuccessCondition: "< 0.05", Interval: "10s", Measurements: 3, FailureLimit: 1}}},
+			},
+		}
+		fleet.MustCreate(ctx, cgu)
+		Eventually(firstRecord(ctx, cgu, 2)).WithTimeout(settle).Should(HaveField("Spec.Clusters", ContainElement(bad)))
+
+		By("batch 1's clusters upgraded: the list says the rollout waits for its analysis, the page shows the gate running")
+		tab := browser(ctx)
+		Expect(within(tab, chromedp.Navigate(serveDashboard(ctx)+"#/ClusterGroupUpgrade/cgu-gated/gated"))).To(Succeed())
+		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Waiting.Reason", ranv1alpha1.ReasonBatchAnalysis))
+		first := `#analysis [data-batch="1"] [data-gate="api-errors"]`
+		Expect(within(tab, chromedp.WaitVisible(chromedp.CSS(first+`[data-phase="Running"]`)))).To(Succeed())
+		Expect(text(tab, `tr[data-name="gated"]`)).To(ContainSubstring("analysis"))
+		Expect(text(tab, `.waitbox`)).To(HavePrefix("Its analysis gates measure the batch before it ends: Batch 1 is analysed before it ends"))
+
+		By("moving the operator's clock a measurement at a time: batch 1 passes, batch 2 fails on its degraded cluster")
+		Eventually(func(g Gomega) ranv1alpha1.UpgradeState {
+			advance(ctx, 10*time.Second, cgu)
+			return fleet.Stored(ctx, cgu)(g).Status.State
+		}).WithTimeout(2 * settle).WithPolling(2 * time.Second).Should(Equal(ranv1alpha1.StateTimedOut))
+		second := firstRecord(ctx, cgu, 2)(Default).Status.Analysis
+		Expect(second).NotTo(BeNil())
+		Expect(second.Gates).To(HaveLen(1))
+		measurements := second.Gates[0].Measurements
+
+		By("the page: batch 1's gate passed; batch 2's failed, naming the cluster, with its query and a plot of its measurements")
+		last := `#analysis [data-batch="2"] [data-gate="api-errors"]`
+		Expect(within(tab, chromedp.WaitVisible(chromedp.CSS(last+`[data-phase="Failed"]`)))).To(Succeed())
+		Expect(text(tab, first+" .badge")).To(Equal("Passed"))
+		Expect(text(tab, last+" .badge")).To(Equal("Failed"))
+		Expect(text(tab, last+" .gate-clusters")).To(Equal("Missed: " + bad))
+		Expect(text(tab, last+" .gate-message")).To(ContainSubstring(bad))
+		Expect(text(tab, last+" code.query")).To(Equal(query))
+		Expect(svgTitle(tab, last)).To(Equal(fmt.Sprintf("api-errors: %d measurements, last 0.2 (Failed)", len(measurements))))
+		Expect(eval(tab, fmt.Sprintf(`document.querySelectorAll('%s svg.plot .mark').length === %d`, last, len(measurements)))).
+			To(BeTrue(), "the plot has a mark for each of the %d measurements", len(measurements))
+		Expect(eval(tab, `document.querySelectorAll('#analysis svg.plot .mark[data-outcome="Failed"]').length >= 2`)).
+			To(BeTrue(), "the gate failed on its second failed measurement")
+		Expect(text(tab, `#failed`)).To(And(ContainSubstring(bad), ContainSubstring(ranv1alpha1.ReasonAnalysisFailed)))
+		screenshot(tab, "dashboard-analysis")
 	})
 
 	It("shows a release-named upgrade: its release, the updates of its plan, the clusters it holds, the worker capacity, and its ClusterGroupUpgrade", func(ctx SpecContext) {

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -24,6 +25,13 @@ const (
 	ProblemLimit = 100
 	// EventLimit is how many of the latest events are shown.
 	EventLimit = 20
+	// AnalysisLimit is how many batches' analyses are shown: the latest.
+	AnalysisLimit = 10
+	// GateLimit bounds the gates of a batch shown: spec.analysis has at most as many.
+	GateLimit = 8
+	// GateClusterLimit bounds the clusters a gate names that are shown; the failed clusters'
+	// list has them too.
+	GateClusterLimit = 20
 )
 
 // Kinds of rollout the page shows.
@@ -45,6 +53,8 @@ const (
 	WaitFailureBudget = "failure budget"
 	WaitNotEnabled    = "not enabled"
 	WaitFrozen        = "fleet frozen"
+	WaitAnalysis      = "analysis"
+	WaitInconclusive  = "analysis inconclusive"
 	WaitSpec          = "spec"
 )
 
@@ -136,6 +146,45 @@ type Detail struct {
 	Steps []Step `json:"steps,omitempty"`
 	// Release is a ManagedClustersUpgrade's release, its updates and its ClusterGroupUpgrade.
 	Release *Release `json:"release,omitempty"`
+	// Analysis has the analysis of each batch that ran one (spec.analysis), in plan order,
+	// the latest AnalysisLimit.
+	Analysis []BatchAnalysis `json:"analysis,omitempty"`
+}
+
+// BatchAnalysis is the analysis of one batch: its gates' verdicts and measurements.
+type BatchAnalysis struct {
+	Batch     int         `json:"batch"`
+	StartedAt metav1.Time `json:"startedAt"`
+	Gates     []Gate      `json:"gates"`
+}
+
+// Gate is one gate's verdict in a batch and the measurements it kept.
+type Gate struct {
+	Name  string `json:"name"`
+	Phase string `json:"phase"`
+	// Mode and Condition are the gate's in spec.analysis: Absolute and its successCondition
+	// ("< 0.05"), or Comparison; empty once the spec no longer has the gate.
+	Mode          string   `json:"mode,omitempty"`
+	Condition     string   `json:"condition,omitempty"`
+	Query         string   `json:"query,omitempty"`
+	Message       string   `json:"message,omitempty"`
+	Conclusive    int      `json:"conclusive"`
+	Failures      int      `json:"failures"`
+	Inconclusives int      `json:"inconclusives"`
+	Clusters      []string `json:"clusters,omitempty"`
+	// ClustersNotShown counts the clusters it names beyond GateClusterLimit.
+	ClustersNotShown int `json:"clustersNotShown,omitempty"`
+	// Points are its measurements, oldest first.
+	Points []Point `json:"points"`
+}
+
+// Point is one measurement of a gate. Value and Baseline are null when the measurement has
+// none (inconclusive; an Absolute gate has no baseline) or when it is not a finite number.
+type Point struct {
+	At       time.Time `json:"at"`
+	Outcome  string    `json:"outcome"`
+	Value    *float64  `json:"value"`
+	Baseline *float64  `json:"baseline"`
 }
 
 // Release is what a ManagedClustersUpgrade's page shows beside its row: the release, the
@@ -354,6 +403,8 @@ var waitKinds = map[string]string{
 	ranv1alpha1.ReasonHubCapacityReached:       WaitHubCapacity,
 	ranv1alpha1.ReasonWaitingForOtherUpgrade:   WaitOtherUpgrade,
 	ranv1alpha1.ReasonFleetFrozen:              WaitFrozen,
+	ranv1alpha1.ReasonBatchAnalysis:            WaitAnalysis,
+	ranv1alpha1.ReasonAnalysisInconclusive:     WaitInconclusive,
 }
 
 // GroupRow is an ImageBasedGroupUpgrade's row: its steps' counts summed.
@@ -468,7 +519,57 @@ func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.C
 		d.ETA = eta(cgu, d.Timeline, records)
 	}
 	d.Actions = actions(cgu)
+	d.Analysis = analyses(records, cgu.Spec.Analysis)
 	return d
+}
+
+// analyses are the analyses the batches' first records hold, in plan order, the latest
+// AnalysisLimit; spec gives each gate its mode and condition.
+func analyses(records []ranv1alpha1.ClusterGroupUpgradeBatch, spec *ranv1alpha1.Analysis) []BatchAnalysis {
+	var out []BatchAnalysis
+	for i := range records {
+		r := &records[i]
+		if r.Spec.Part != 0 || r.Status.Analysis == nil {
+			continue
+		}
+		a := BatchAnalysis{Batch: r.Spec.Index, StartedAt: r.Status.Analysis.StartedAt, Gates: []Gate{}}
+		gates := r.Status.Analysis.Gates
+		for _, g := range gates[:min(len(gates), GateLimit)] {
+			a.Gates = append(a.Gates, gateOf(g, spec))
+		}
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b BatchAnalysis) int { return cmp.Compare(a.Batch, b.Batch) })
+	return out[max(0, len(out)-AnalysisLimit):]
+}
+
+// gateOf is a gate's verdict as the page shows it, its measurements as numbers.
+func gateOf(g ranv1alpha1.AnalysisGateStatus, spec *ranv1alpha1.Analysis) Gate {
+	out := Gate{Name: g.Name, Phase: string(g.Phase), Query: g.Query, Message: g.Message,
+		Conclusive: g.Conclusive, Failures: g.Failures, Inconclusives: g.Inconclusives,
+		Clusters: g.Clusters[:min(len(g.Clusters), GateClusterLimit)], ClustersNotShown: max(0, len(g.Clusters)-GateClusterLimit)}
+	if spec != nil {
+		if i := slices.IndexFunc(spec.Gates, func(s ranv1alpha1.AnalysisGate) bool { return s.Name == g.Name }); i >= 0 {
+			out.Mode, out.Condition = string(cmp.Or(spec.Gates[i].Mode, ranv1alpha1.AnalysisAbsolute)), spec.Gates[i].SuccessCondition
+		}
+	}
+	// The record keeps at most AnalysisGateMeasurementLimit; the page never draws more.
+	ms := g.Measurements[max(0, len(g.Measurements)-ranv1alpha1.AnalysisGateMeasurementLimit):]
+	out.Points = make([]Point, 0, len(ms))
+	for _, m := range ms {
+		out.Points = append(out.Points, Point{At: m.At.Time, Outcome: string(m.Outcome), Value: number(m.Value), Baseline: number(m.Baseline)})
+	}
+	return out
+}
+
+// number is a measurement's decimal string as a number: nil when empty, not a number or not
+// finite (JSON has no NaN or infinity).
+func number(s string) *float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }
 
 // eta is the estimate (pkg/estimate, the one kubectl cgu preflight and status show) of the

@@ -3,7 +3,10 @@ package dashboard
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +71,25 @@ func TestWaitOf(t *testing.T) {
 				}}},
 			want: &Wait{Kind: WaitFrozen, Reason: ranv1alpha1.ReasonFleetFrozen,
 				Message: "Batch 1 of 2: 1 cluster in progress; cluster b waits: the fleet is frozen by FleetFreeze manual: sales"},
+		},
+		"a batch analysed before it ends": {
+			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted,
+				Waiting:    &ranv1alpha1.WaitingStatus{Reason: ranv1alpha1.ReasonBatchAnalysis, Batch: 2, Until: at(30)},
+				Conditions: progressing(ranv1alpha1.ReasonBatchAnalysis, "Batch 2 is analysed before it ends: api-errors: 1 of 3 measurements passed")},
+			want: &Wait{Kind: WaitAnalysis, Reason: ranv1alpha1.ReasonBatchAnalysis, Batch: 2, Until: at(30),
+				Message: "Batch 2 is analysed before it ends: api-errors: 1 of 3 measurements passed"},
+		},
+		"an analysis that got no answer": {
+			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted,
+				Waiting:    &ranv1alpha1.WaitingStatus{Reason: ranv1alpha1.ReasonAnalysisInconclusive, Batch: 1},
+				Conditions: progressing(ranv1alpha1.ReasonAnalysisInconclusive, "Batch 1 is analysed before it ends: api-errors is inconclusive")},
+			want: &Wait{Kind: WaitInconclusive, Reason: ranv1alpha1.ReasonAnalysisInconclusive, Batch: 1,
+				Message: "Batch 1 is analysed before it ends: api-errors is inconclusive"},
+		},
+		"the analysis's condition alone": {
+			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotCompleted,
+				Conditions: progressing(ranv1alpha1.ReasonAnalysisInconclusive, "api-errors is inconclusive")},
+			want: &Wait{Kind: WaitInconclusive, Reason: ranv1alpha1.ReasonAnalysisInconclusive, Message: "api-errors is inconclusive"},
 		},
 		"the failure budget spent": {
 			status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateTimedOut, Conditions: []metav1.Condition{
@@ -424,5 +446,146 @@ func TestProgressiveShowsItsStages(t *testing.T) {
 	if want := (ETA{BatchesLeft: 4, StagesLeft: 4, PerBatchSeconds: 300, TotalSeconds: 1200, Ended: 1,
 		Text: "about 20m: 4 stages at 5m each, the median of 1 batch that ended"}); d.ETA == nil || *d.ETA != want {
 		t.Errorf("ETA %+v, want %+v", d.ETA, want)
+	}
+}
+
+// analysed is a batch's first record with the analysis of gates (named, with measurements
+// as value:outcome pairs, the value "" for none).
+func analysed(index int, gates map[string][]string) ranv1alpha1.ClusterGroupUpgradeBatch {
+	r := record(index, 0, at(index*10), nil, 2)
+	r.Status.Analysis = &ranv1alpha1.BatchAnalysis{StartedAt: *at(index*10 + 5)}
+	for _, name := range slices.Sorted(maps.Keys(gates)) {
+		g := ranv1alpha1.AnalysisGateStatus{Name: name, Phase: ranv1alpha1.AnalysisRunning, Query: "q{cluster=~\"{{clusters}}\"}"}
+		for i, m := range gates[name] {
+			value, outcome, _ := strings.Cut(m, ":")
+			g.Measurements = append(g.Measurements, ranv1alpha1.AnalysisMeasurement{At: *at(index*10 + 6 + i), Outcome: ranv1alpha1.AnalysisPhase(outcome), Value: value})
+		}
+		r.Status.Analysis.Gates = append(r.Status.Analysis.Gates, g)
+	}
+	return r
+}
+
+func TestAnalysisOfEachBatch(t *testing.T) {
+	spec := &ranv1alpha1.Analysis{Gates: []ranv1alpha1.AnalysisGate{
+		{Name: "api-errors", SuccessCondition: "< 0.05"},
+		{Name: "vs-baseline", Mode: ranv1alpha1.AnalysisComparison},
+	}}
+	cases := map[string]struct {
+		records []ranv1alpha1.ClusterGroupUpgradeBatch
+		// want is each batch's gates as "batch name mode condition: value/baseline outcome, ..."
+		want []string
+	}{
+		"no analysis": {records: []ranv1alpha1.ClusterGroupUpgradeBatch{record(1, 0, at(0), nil, 2)}},
+		"an Absolute gate, in plan order, the first record of a batch only": {
+			records: func() []ranv1alpha1.ClusterGroupUpgradeBatch {
+				later, part := analysed(2, map[string][]string{"api-errors": {"0.2:Failed"}}), analysed(1, map[string][]string{"api-errors": {"9:Failed"}})
+				part.Spec.Part = 1
+				return []ranv1alpha1.ClusterGroupUpgradeBatch{later, part, analysed(1, map[string][]string{"api-errors": {"0.01:Passed", ":Inconclusive", "0.012:Passed"}})}
+			}(),
+			want: []string{"1 api-errors Absolute < 0.05: 0.01/- Passed, -/- Inconclusive, 0.012/- Passed", "2 api-errors Absolute < 0.05: 0.2/- Failed"},
+		},
+		"a comparison's baseline": {
+			records: func() []ranv1alpha1.ClusterGroupUpgradeBatch {
+				r := analysed(1, map[string][]string{"vs-baseline": {"0.03:Failed"}})
+				r.Status.Analysis.Gates[0].Measurements[0].Baseline = "0.0125"
+				return []ranv1alpha1.ClusterGroupUpgradeBatch{r}
+			}(),
+			want: []string{"1 vs-baseline Comparison : 0.03/0.0125 Failed"},
+		},
+		"a value that is no finite number is none": {
+			records: []ranv1alpha1.ClusterGroupUpgradeBatch{analysed(1, map[string][]string{"api-errors": {"NaN:Failed", "+Inf:Failed", "x:Failed"}})},
+			want:    []string{"1 api-errors Absolute < 0.05: -/- Failed, -/- Failed, -/- Failed"},
+		},
+		"a gate no longer in the spec": {
+			records: []ranv1alpha1.ClusterGroupUpgradeBatch{analysed(1, map[string][]string{"gone": {"1:Passed"}})},
+			want:    []string{"1 gone  : 1/- Passed"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cgu := &ranv1alpha1.ClusterGroupUpgrade{Spec: ranv1alpha1.ClusterGroupUpgradeSpec{Analysis: spec}}
+			var got []string
+			for _, a := range UpgradeDetail(cgu, tc.records, nil).Analysis {
+				for _, g := range a.Gates {
+					var points []string
+					for _, p := range g.Points {
+						points = append(points, show(p.Value)+"/"+show(p.Baseline)+" "+p.Outcome)
+					}
+					got = append(got, fmt.Sprintf("%d %s %s %s: %s", a.Batch, g.Name, g.Mode, g.Condition, strings.Join(points, ", ")))
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("analysis (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func show(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'g', -1, 64)
+}
+
+// The page gets a gate's verdict with its counts and the clusters it names, and JSON it can
+// read: a measurement without a value is null, never a number.
+func TestGateVerdictAsJSON(t *testing.T) {
+	r := analysed(1, map[string][]string{"api-errors": {"0.2:Failed", ":Inconclusive"}})
+	g := &r.Status.Analysis.Gates[0]
+	g.Phase, g.Conclusive, g.Failures, g.Inconclusives = ranv1alpha1.AnalysisFailed, 1, 1, 1
+	g.Message, g.Clusters = "api-errors failed: b1-p0-0001 missed value < 0.05", []string{"b1-p0-0001"}
+	d := UpgradeDetail(&ranv1alpha1.ClusterGroupUpgrade{}, []ranv1alpha1.ClusterGroupUpgradeBatch{r}, nil)
+	data, err := json.Marshal(d.Analysis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"batch":1,"startedAt":"2026-11-27T02:15:00Z","gates":[{"name":"api-errors","phase":"Failed",` +
+		`"query":"q{cluster=~\"{{clusters}}\"}","message":"api-errors failed: b1-p0-0001 missed value \u003c 0.05",` +
+		`"conclusive":1,"failures":1,"inconclusives":1,"clusters":["b1-p0-0001"],"points":[` +
+		`{"at":"2026-11-27T02:16:00Z","outcome":"Failed","value":0.2,"baseline":null},` +
+		`{"at":"2026-11-27T02:17:00Z","outcome":"Inconclusive","value":null,"baseline":null}]}]}]`
+	if diff := cmp.Diff(want, string(data)); diff != "" {
+		t.Errorf("JSON (-want +got):\n%s", diff)
+	}
+}
+
+// A long plan keeps the latest AnalysisLimit batches' analyses, each with at most GateLimit
+// gates of AnalysisGateMeasurementLimit points and GateClusterLimit clusters: what the page
+// draws does not grow with the plan or the fleet.
+func TestAnalysisIsBounded(t *testing.T) {
+	var records []ranv1alpha1.ClusterGroupUpgradeBatch
+	for index := 1; index <= 40; index++ {
+		gates := map[string][]string{}
+		for i := range GateLimit + 2 {
+			gates[fmt.Sprintf("gate-%02d", i)] = slices.Repeat([]string{"0.2:Failed"}, ranv1alpha1.AnalysisGateMeasurementLimit+5)
+		}
+		r := analysed(index, gates)
+		for i := range r.Status.Analysis.Gates {
+			for c := range 250 {
+				r.Status.Analysis.Gates[i].Clusters = append(r.Status.Analysis.Gates[i].Clusters, fmt.Sprintf("cluster-%04d", c))
+			}
+		}
+		records = append(records, r)
+	}
+	a := UpgradeDetail(&ranv1alpha1.ClusterGroupUpgrade{}, records, nil).Analysis
+	if len(a) != AnalysisLimit || a[0].Batch != 31 || a[AnalysisLimit-1].Batch != 40 {
+		t.Fatalf("%d batches from %d, want the latest %d", len(a), a[0].Batch, AnalysisLimit)
+	}
+	g := a[0].Gates
+	if len(g) != GateLimit || len(g[0].Points) != ranv1alpha1.AnalysisGateMeasurementLimit ||
+		len(g[0].Clusters) != GateClusterLimit || g[0].ClustersNotShown != 250-GateClusterLimit {
+		t.Errorf("%d gates, the first with %d points, %d clusters and %d not shown", len(g), len(g[0].Points), len(g[0].Clusters), g[0].ClustersNotShown)
+	}
+	if last := g[0].Points[len(g[0].Points)-1].At; !last.Equal(at(31*10 + 6 + ranv1alpha1.AnalysisGateMeasurementLimit + 4).Time) {
+		t.Errorf("the last point is at %s: the latest measurements are not kept", last)
+	}
+	// 10 batches of 8 gates of 30 points, at most: about 220 KiB with short queries.
+	data, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 256<<10 {
+		t.Errorf("the analysis of a long plan is %d bytes, more than 256 KiB", len(data))
 	}
 }

@@ -13,6 +13,8 @@ const waitTitles = {
   "soak": "Soaking", "blocker": "Blocked by another rollout", "hub capacity": "Waits for room under the hub's cap",
   "other rollout": "A cluster is in another rollout", "failure budget": "Failure budget spent",
   "not enabled": "Not enabled", "spec": "Cannot start", "fleet frozen": "The fleet is frozen",
+  "analysis": "Its analysis gates measure the batch before it ends",
+  "analysis inconclusive": "Its analysis gets no usable answer, and holds the batch",
 };
 
 let overview = null;
@@ -23,7 +25,15 @@ let serverOffset = 0; // server time minus browser time, in ms
 
 // h builds an element: h("td", {class: "x"}, "text", child). Text is never parsed as HTML.
 function h(tag, attrs, ...children) {
-  const el = document.createElement(tag);
+  return fill(document.createElement(tag), attrs, children);
+}
+
+// svg builds an SVG element as h builds an HTML one.
+function svg(tag, attrs, ...children) {
+  return fill(document.createElementNS("http://www.w3.org/2000/svg", tag), attrs, children);
+}
+
+function fill(el, attrs, children) {
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
@@ -208,6 +218,7 @@ function renderDetail() {
       d.wait.until ? " (until " + clock(d.wait.until) + ", " + ago(d.wait.until) + ")" : "") : null,
     d.kind === "ImageBasedGroupUpgrade" ? steps(d) : d.kind === "ManagedClustersUpgrade" ? release(d) : timeline(d),
     running(d),
+    analysis(d.analysis),
     problems("Held and waiting clusters", d.held, d.heldNotShown, "held"),
     problems("Failed and timed-out clusters", d.failed, d.failedNotShown, "failed"),
     checks(d.checks),
@@ -339,6 +350,131 @@ function running(d) {
       "data-state": c.state, title: c.name + ": " + stateLabels[c.state] + (c.policy ? ", on " + c.policy : "") + (c.reason ? " (" + c.reason + ")" : ""),
     }, h("span", { class: "dot", "data-state": c.state }), c.name))),
     r.notShown ? h("p", { class: "muted" }, r.notShown + " more clusters in this batch are not shown; the counts include them.") : null);
+}
+
+// analysis shows each analysed batch's gates: verdict, message, query and a plot of the
+// measurements.
+function analysis(list) {
+  if (!list || list.length === 0) return null;
+  return h("section", { class: "part", id: "analysis" }, h("h3", {}, "Analysis"),
+    h("p", { class: "muted plot-key" }, "Each mark is a measurement: ", h("span", { "data-outcome": "Passed" }, "●"), " passed, ",
+      h("span", { "data-outcome": "Failed" }, "◆"), " failed, ", h("span", { "data-outcome": "Inconclusive" }, "▲"),
+      " inconclusive (on the axis when it got no value). Solid line: the value (the worst cluster's, or a comparison's median); " +
+      "dashed: the baseline's median; dotted: the threshold."),
+    list.map((a) => h("div", { class: "analysed", "data-batch": a.batch },
+      h("h4", {}, "Batch " + a.batch, h("span", { class: "muted" }, " · measured from " + clock(a.startedAt))),
+      h("ul", { class: "gates" }, a.gates.map(gate)))));
+}
+
+function gate(g) {
+  const how = g.condition ? "passes when the value is " + g.condition :
+    g.mode === "Comparison" ? "compared with the clusters not upgraded yet" : "";
+  return h("li", { class: "gate", "data-gate": g.name, "data-phase": g.phase },
+    h("div", { class: "gate-text" },
+      h("div", {}, h("b", {}, g.name), " ", badge(g.phase), how ? h("span", { class: "muted" }, how) : null),
+      g.message ? h("p", { class: "gate-message" }, g.message) : null,
+      g.clusters && g.clusters.length ? h("p", { class: "gate-clusters" }, "Missed: ", g.clusters.join(", "),
+        g.clustersNotShown ? " and " + g.clustersNotShown + " more" : "") : null,
+      h("code", { class: "query" }, g.query),
+      h("p", { class: "muted" }, measured(g))),
+    plot(g));
+}
+
+function measured(g) {
+  if (!g.conclusive && !g.inconclusives) return "Not measured yet.";
+  return "Measured: " + (g.conclusive - g.failures) + " passed, " + g.failures + " failed" +
+    (g.inconclusives ? ", " + g.inconclusives + " inconclusive" : "") + ".";
+}
+
+// number writes a measured value short: 4 significant digits at most.
+function number(v) {
+  return String(Number(v.toPrecision(4)));
+}
+
+// plotTitle says what a gate's plot shows: "api-errors: 3 measurements, last 0.2 (Failed)".
+function plotTitle(g) {
+  const pts = g.points || [];
+  if (pts.length === 0) return g.name + ": no measurement yet (" + g.phase + ")";
+  const last = pts[pts.length - 1];
+  return g.name + ": " + count(pts.length, "measurement", "measurements") + ", last " +
+    (last.value === null ? "without a value" : number(last.value)) + " (" + g.phase + ")";
+}
+
+// threshold is the number of a success condition such as "< 0.05", null for none.
+function threshold(condition) {
+  const m = /^\s*(?:<=|>=|<|>)\s*(\S+)\s*$/.exec(condition || "");
+  const v = m ? Number(m[1]) : NaN;
+  return Number.isFinite(v) ? v : null;
+}
+
+// plot draws a gate's measurements, oldest first: a mark for each, coloured (and shaped) by
+// its outcome, on the line of the values; a comparison's baseline as a dashed line; an
+// Absolute gate's threshold as a dotted one. A measurement without a value is a mark on the
+// axis.
+function plot(g) {
+  const W = 300, H = 96, left = 46, right = 10, top = 8, bottom = 22, axis = H - bottom;
+  const pts = g.points || [];
+  const title = plotTitle(g);
+  const el = svg("svg", { class: "plot", viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img", "aria-label": title },
+    svg("title", {}, title));
+  el.append(svg("line", { class: "axis", x1: left, y1: top, x2: left, y2: axis }),
+    svg("line", { class: "axis", x1: left, y1: axis, x2: W - right, y2: axis }));
+  if (pts.length === 0) {
+    el.append(svg("text", { class: "note", x: (left + W - right) / 2, y: (top + axis) / 2, "text-anchor": "middle" }, "no measurement yet"));
+    return el;
+  }
+  const limit = threshold(g.condition);
+  const values = pts.flatMap((p) => [p.value, p.baseline]).filter((v) => v !== null && v !== undefined);
+  const highest = Math.max(0, ...values, ...(limit === null ? [] : [limit]));
+  const lowest = Math.min(0, ...values, ...(limit === null ? [] : [limit]));
+  const span = highest > lowest ? highest - lowest : 1;
+  const x = (i) => pts.length === 1 ? (left + W - right) / 2 : left + 14 + i * (W - left - right - 24) / (pts.length - 1);
+  const y = (v) => axis - (v - lowest) * (axis - top - 4) / span;
+
+  // The scale: the lowest and highest values and the threshold, those that do not overlap.
+  const ticks = [];
+  for (const v of [lowest, highest, limit]) {
+    if (v === null || ticks.some((t) => Math.abs(y(t) - y(v)) < 11)) continue;
+    ticks.push(v);
+    el.append(svg("text", { class: "tick", x: left - 4, y: y(v) + 3.5, "text-anchor": "end" }, number(v)));
+  }
+  if (limit !== null) {
+    el.append(svg("line", { class: "threshold", x1: left, y1: y(limit), x2: W - right, y2: y(limit) },
+      svg("title", {}, "Threshold: the value must be " + g.condition.trim())));
+  }
+  for (const key of ["baseline", "value"]) {
+    const d = path(pts, key, x, y);
+    if (d) el.append(svg("path", { class: "line " + key, d }));
+  }
+  pts.forEach((p, i) => el.append(mark(p, x(i), p.value === null ? axis : y(p.value))));
+  el.append(svg("text", { class: "tick", x: x(0), y: H - 6, "text-anchor": pts.length === 1 ? "middle" : "start" }, timeOfDay(pts[0].at)),
+    pts.length > 1 ? svg("text", { class: "tick", x: x(pts.length - 1), y: H - 6, "text-anchor": "end" }, timeOfDay(pts[pts.length - 1].at)) : null);
+  return el;
+}
+
+// path is the line through the points' values of key, broken where one has none.
+function path(pts, key, x, y) {
+  let d = "", pen = "M";
+  pts.forEach((p, i) => {
+    if (p[key] === null || p[key] === undefined) {
+      pen = "M";
+      return;
+    }
+    d += pen + x(i).toFixed(1) + " " + y(p[key]).toFixed(1) + " ";
+    pen = "L";
+  });
+  return d.trim();
+}
+
+// mark is one measurement: a circle passed, a diamond failed, a triangle inconclusive.
+function mark(p, cx, cy) {
+  const about = timeOfDay(p.at) + " " + p.outcome.toLowerCase() + (p.value === null ? ", no value" : ": " + number(p.value)) +
+    (p.baseline === null || p.baseline === undefined ? "" : " (baseline " + number(p.baseline) + ")");
+  const attrs = { class: "mark", "data-outcome": p.outcome };
+  const t = svg("title", {}, about);
+  if (p.outcome === "Passed") return svg("circle", { ...attrs, cx, cy, r: 4.5 }, t);
+  if (p.outcome === "Failed") return svg("path", { ...attrs, d: "M" + cx + " " + (cy - 6) + "l6 6-6 6-6-6z" }, t);
+  return svg("path", { ...attrs, d: "M" + cx + " " + (cy - 8) + "l6 9h-12z" }, t);
 }
 
 function problems(title, list, more, id) {
