@@ -552,6 +552,13 @@ type ClusterGroupUpgradeSpec struct {
 	// fails the clusters it names. An addition to TALM's API.
 	// +optional
 	Analysis *Analysis `json:"analysis,omitempty"`
+
+	// SilenceAlerts silences, on the Alertmanager the operator is given, each cluster's
+	// alerts of the severities an upgrade is expected to raise while the cluster upgrades; a
+	// silence ends at the cluster's deadline and is expired once the cluster completes or
+	// fails (docs/silences.md). An addition to TALM's API.
+	// +optional
+	SilenceAlerts *SilenceAlerts `json:"silenceAlerts,omitempty"`
 }
 
 // UpgradeChecks configures the checks of the upgrade each cluster is asked to take.
@@ -1044,6 +1051,9 @@ type ClusterGroupUpgradeStatus struct {
 	// started, while pathValidation is on.
 	// +optional
 	UpgradeChecks *UpgradeChecksStatus `json:"upgradeChecks,omitempty"`
+	// Silences are the silences of the clusters upgrading now (spec.silenceAlerts).
+	// +optional
+	Silences *SilencesStatus `json:"silences,omitempty"`
 }
 
 // UpgradeChecksStatus counts the clusters that have not started by verdict and names those

@@ -179,6 +179,9 @@ const (
 	// ReasonInvalidAnalysis (Validated=False): spec.analysis cannot run: a query that does not
 	// parse, a Secret missing or empty.
 	ReasonInvalidAnalysis = "InvalidAnalysis"
+	// ReasonNoAlertmanager (Validated=False): spec.silenceAlerts is enabled and the operator
+	// was given no Alertmanager (--alertmanager-url).
+	ReasonNoAlertmanager = "NoAlertmanager"
 	// ReasonFailureBudgetExceeded (Progressing=False, Succeeded=False): more clusters failed
 	// or timed out than spec.maxFailures allows; no new batch started.
 	ReasonFailureBudgetExceeded = "FailureBudgetExceeded"

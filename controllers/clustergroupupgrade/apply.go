@@ -43,7 +43,7 @@ const EventInstallPlanApproved = "InstallPlanApproved"
 // approval, the spoke-side objects.
 func (r *Reconciler) applySteps() []func(context.Context, *scope) error {
 	return []func(context.Context, *scope) error{r.applyGauges, r.applyActions, r.applyPlan, r.applyEnforcement, r.applyRecords,
-		r.applyInstallPlans, r.applySpoke}
+		r.applyInstallPlans, r.applySpoke, r.applySilences}
 }
 
 // applyGauges reports the clusters InProgress on the hub, with the cap, to the hub capacity

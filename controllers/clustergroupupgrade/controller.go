@@ -77,6 +77,8 @@ type Reconciler struct {
 	// the clusters past them, so that each is read once it is (policies.Releases); nil reads
 	// them on every pass.
 	Releases *policies.Releases
+	// Alertmanager is where spec.silenceAlerts silences upgrading clusters' alerts.
+	Alertmanager Alertmanager
 	// DefaultEnforcement is how a rollout without spec.enforcement enforces its policies
 	// (the operator resolves --default-enforcement at start); empty is Copy.
 	DefaultEnforcement ranv1alpha1.EnforcementMode
@@ -201,7 +203,7 @@ func (r *Reconciler) phases(s *scope) []func(context.Context, *scope) error {
 func (r *Reconciler) decide(_ context.Context, s *scope) error {
 	s.in = cgu.Decide(s.facts, cgu.Config{MaxConcurrentPrecaching: r.MaxConcurrentPrecaching,
 		MaxClustersInProgress: r.MaxClustersInProgress, SpokeImage: r.SpokeImage, DefaultEnforcement: r.DefaultEnforcement,
-		Tenancy: r.Tenancy}, s.now)
+		Tenancy: r.Tenancy, Alertmanager: r.Alertmanager.URL}, s.now)
 	s.decided, s.records = true, s.in.Records
 	logDecision(s)
 	return nil
@@ -249,6 +251,7 @@ func (r *Reconciler) finalize(ctx context.Context, upgrade *ranv1alpha1.ClusterG
 		return ctrl.Result{}, nil
 	}
 	owner := ownership.Owner{Namespace: upgrade.Namespace, Name: upgrade.Name}
+	r.expireSilences(ctx, upgrade)
 	_, held, err := r.cleaner().CleanupStep(ctx, owner)
 	if err != nil {
 		r.Metrics.RemediationError(metrics.OperationCleanup)

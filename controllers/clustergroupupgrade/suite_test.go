@@ -7,8 +7,10 @@ import (
 	. "github.com/onsi/gomega"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/cgu-operator/cgu-operator/pkg/operator"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/harness/suite"
+	"github.com/cgu-operator/cgu-operator/tests/prom"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
@@ -27,9 +29,16 @@ var (
 	hub       *world.Hub
 	simulator *sim.Simulator
 	clock     *clocktesting.FakeClock
+	// alertmanager is the operator's Alertmanager (--alertmanager-url), on which rollouts
+	// with spec.silenceAlerts silence their upgrading clusters' alerts.
+	alertmanager *prom.Alertmanager
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	fleet = suite.Start(ctx)
+	var err error
+	alertmanager, err = prom.StartAlertmanager(ctx, GinkgoT().TempDir())
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { _ = alertmanager.Stop() })
+	fleet = suite.StartWith(ctx, func(o *operator.Options) { o.AlertmanagerURL = alertmanager.URL() })
 	hub, simulator, clock = fleet.Hub, fleet.Sim, fleet.Clock
 })

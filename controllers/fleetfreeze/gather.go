@@ -25,6 +25,12 @@ func (r *Reconciler) gather(ctx context.Context, ff *ranv1alpha1.FleetFreeze) fr
 	for _, q := range a.Queries {
 		f.Answers = append(f.Answers, answer(ctx, e, q))
 	}
+	var cgus ranv1alpha1.ClusterGroupUpgradeList
+	if err := r.Client.List(ctx, &cgus); err != nil {
+		// Without the rollouts' silences, nothing is taken as silenced: fail closed.
+		return f
+	}
+	f.Silenced = freeze.SilencedClusters(cgus.Items)
 	return f
 }
 

@@ -92,6 +92,7 @@ func Decide(f Facts, cfg Config, now time.Time) Intents {
 	p.records()
 	p.actions()
 	p.enforcement()
+	p.silences()
 	p.status()
 	return *in
 }
@@ -150,6 +151,10 @@ func (p *pass) validate() {
 	}
 	if p.in.Invalid == nil {
 		p.in.Invalid = gates.AnalysisProblem(p.cgu.Spec.Analysis, p.f.Analysis.Endpoint)
+	}
+	if sa := p.cgu.Spec.SilenceAlerts; p.in.Invalid == nil && sa != nil && sa.Enabled && p.cfg.Alertmanager == "" {
+		p.in.Invalid = &rollout.Problem{Reason: ranv1alpha1.ReasonNoAlertmanager,
+			Message: "spec.silenceAlerts is enabled, and the operator was given no Alertmanager to silence on (--alertmanager-url)"}
 	}
 }
 

@@ -185,6 +185,9 @@ type Config struct {
 	// Tenancy are the operator's tenancy rules: where they apply, cluster actions write
 	// and remove only keys under their prefix.
 	Tenancy tenancy.Rules
+	// Alertmanager is the Alertmanager spec.silenceAlerts silences on; "" when the operator
+	// has none.
+	Alertmanager string
 }
 
 // Analysis is what the gather found of spec.analysis.

@@ -48,6 +48,9 @@ type Intents struct {
 	Enforcement Enforcement
 	// Spoke are the spoke-side objects to make: each is made only when missing.
 	Spoke Spoke
+	// Silences are the silences to make and expire (spec.silenceAlerts); apply puts the
+	// outcome in Status.Silences.
+	Silences Silences
 	// Status is the status to write.
 	Status ranv1alpha1.ClusterGroupUpgradeStatus
 	// Notes are what the decision noticed that is worth a debug log line.

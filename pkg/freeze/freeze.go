@@ -66,6 +66,11 @@ type Facts struct {
 	Ran         bool
 	Answers     []Answer
 	Unreachable string
+	// Silenced are the clusters upgrading under a rollout's silences (spec.silenceAlerts),
+	// each with the severities silenced: a series of such a cluster with such a severity does
+	// not fire, as the silence hides it from whom it would page. The same alert of any other
+	// cluster fires.
+	Silenced map[string][]string
 }
 
 // Intents are what the pass writes: the status, and when to look again.
@@ -110,7 +115,7 @@ func Decide(f Facts) Intents {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ranv1alpha1.ReasonQueryFailed,
 			"The endpoint did not answer, so the fleet stays frozen: "+strings.Join(failed, "; ")
 	default:
-		st.Firing = firing(a.Queries, f.Answers)
+		st.Firing = firing(a.Queries, f.Answers, f.Silenced)
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ranv1alpha1.ReasonAlertsClear, "No alert query fires"
 		if len(st.Firing) > 0 {
 			cond.Reason, cond.Message = ranv1alpha1.ReasonAlertsFiring, firingMessage(st.Firing)
@@ -140,14 +145,15 @@ func problems(queries []string, answers []Answer) (invalid, failed []string) {
 	return invalid, failed
 }
 
-// firing are the queries that returned a series with a value other than zero.
-func firing(queries []string, answers []Answer) []ranv1alpha1.FiringQuery {
+// firing are the queries that returned a series with a value other than zero, not
+// silenced.
+func firing(queries []string, answers []Answer, silenced map[string][]string) []ranv1alpha1.FiringQuery {
 	var out []ranv1alpha1.FiringQuery
 	for i, q := range queries {
 		var shown []string
 		n := 0
 		for _, s := range answers[i].Samples {
-			if s.Value == 0 {
+			if s.Value == 0 || Silenced(s.Labels, silenced) {
 				continue
 			}
 			n++
@@ -157,6 +163,37 @@ func firing(queries []string, answers []Answer) []ranv1alpha1.FiringQuery {
 		}
 		if n > 0 {
 			out = append(out, ranv1alpha1.FiringQuery{Query: q, Series: n, Shown: shown})
+		}
+	}
+	return out
+}
+
+// SilenceClusterLabel is the label naming an alert's cluster, which the rollouts' silences
+// match.
+const SilenceClusterLabel = "cluster"
+
+// Silenced reports whether a series with labels is an alert that a rollout's silence covers:
+// of a cluster in silenced, with one of its severities.
+func Silenced(labels map[string]string, silenced map[string][]string) bool {
+	severities, ok := silenced[labels[SilenceClusterLabel]]
+	return ok && slices.Contains(severities, labels["severity"])
+}
+
+// SilencedClusters are the clusters the rollouts' silences cover now (status.silences), each
+// with the severities silenced (spec.silenceAlerts).
+func SilencedClusters(cgus []ranv1alpha1.ClusterGroupUpgrade) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range cgus {
+		st, sa := c.Status.Silences, c.Spec.SilenceAlerts
+		if st == nil || sa == nil {
+			continue
+		}
+		severities := sa.Severities
+		if len(severities) == 0 {
+			severities = ranv1alpha1.DefaultSilencedSeverities
+		}
+		for _, sil := range st.Clusters {
+			out[sil.Cluster] = append(out[sil.Cluster], severities...)
 		}
 	}
 	return out

@@ -122,3 +122,34 @@ func TestDecideBetweenRunsKeepsTheStatus(t *testing.T) {
 		t.Fatalf("without alert queries: %+v, want an empty status and no run", in)
 	}
 }
+
+func TestSilencedAlertsDoNotFire(t *testing.T) {
+	critical := func(cluster string) analysis.Sample {
+		s := firingSample(cluster, 1)
+		s.Labels["severity"] = "critical"
+		return s
+	}
+	cgus := []ranv1alpha1.ClusterGroupUpgrade{{
+		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{SilenceAlerts: &ranv1alpha1.SilenceAlerts{Enabled: true}},
+		Status: ranv1alpha1.ClusterGroupUpgradeStatus{Silences: &ranv1alpha1.SilencesStatus{
+			Clusters: []ranv1alpha1.ClusterSilence{{Cluster: "sno-1", ID: "a"}}}},
+	}, {
+		Spec: ranv1alpha1.ClusterGroupUpgradeSpec{SilenceAlerts: &ranv1alpha1.SilenceAlerts{Enabled: true, Severities: []string{"info"}}},
+		Status: ranv1alpha1.ClusterGroupUpgradeStatus{Silences: &ranv1alpha1.SilencesStatus{
+			Clusters: []ranv1alpha1.ClusterSilence{{Cluster: "sno-2", ID: "b"}}}},
+	}}
+	silenced := SilencedClusters(cgus)
+	ff := withAlerts("30s", `ALERTS{alertstate="firing",severity="critical"}`)
+
+	// sno-1's critical alert is silenced: clear.
+	in := Decide(Facts{Freeze: ff, Now: t0, Ran: true, Answers: []Answer{{Samples: []analysis.Sample{critical("sno-1")}}}, Silenced: silenced})
+	if in.Status.AlertsFrozen {
+		t.Fatalf("a silenced alert froze the fleet: %+v", in.Status)
+	}
+	// sno-2's silence covers only info: its critical alert fires, and so does sno-3's.
+	in = Decide(Facts{Freeze: ff, Now: t0, Ran: true, Answers: []Answer{{Samples: []analysis.Sample{critical("sno-1"), critical("sno-2"), critical("sno-3")}}}, Silenced: silenced})
+	if !in.Status.AlertsFrozen || len(in.Status.Firing) != 1 || in.Status.Firing[0].Series != 2 ||
+		!strings.Contains(strings.Join(in.Status.Firing[0].Shown, " "), `cluster="sno-2"`) {
+		t.Fatalf("status %+v, want sno-2 and sno-3 firing, not sno-1", in.Status)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	actionv1beta1 "github.com/stolostron/cluster-lifecycle-api/action/v1beta1"
@@ -274,6 +275,7 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 		Tenancy:                 opts.TenancyRules(),
 		Unresolved:              &preview.UnresolvedCache{Now: clk.Now},
 		Releases:                &policies.Releases{},
+		Alertmanager:            alertmanager(opts),
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the ClusterGroupUpgrade controller: %w", err)
@@ -314,4 +316,13 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 		}
 	}
 	return nil
+}
+
+// alertmanager is the Alertmanager the options name.
+func alertmanager(opts Options) clustergroupupgrade.Alertmanager {
+	am := clustergroupupgrade.Alertmanager{URL: opts.AlertmanagerURL}
+	if ns, name, ok := strings.Cut(opts.AlertmanagerSecret, "/"); ok {
+		am.SecretNamespace, am.SecretName = ns, name
+	}
+	return am
 }

@@ -87,6 +87,11 @@ type Options struct {
 	// TenancyExemptNamespaces are namespaces whose ClusterGroupUpgrades act as with tenancy
 	// off (the platform team's); the ZTP controller's namespace is exempt when ZTP runs.
 	TenancyExemptNamespaces []string
+	// AlertmanagerURL is the Alertmanager v2 API on which rollouts with spec.silenceAlerts
+	// silence their upgrading clusters' alerts (the hub's, as ACM Observability runs it);
+	// empty: none, and such rollouts are refused. AlertmanagerSecret names a Secret
+	// ("namespace/name") with `token` and `ca.crt`, either or both; TLS is always verified.
+	AlertmanagerURL, AlertmanagerSecret string
 	// Clock tells the controllers the time; nil is the real clock. Tests and the demo
 	// inject theirs; there is no flag.
 	Clock clock.PassiveClock
@@ -165,6 +170,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Image of the spoke program that health check and precache Jobs run on managed clusters.")
 	fs.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", o.GracefulShutdown,
 		"How long to wait for running work when stopping.")
+	fs.StringVar(&o.AlertmanagerURL, "alertmanager-url", o.AlertmanagerURL,
+		"Alertmanager on which ClusterGroupUpgrades with spec.silenceAlerts silence their upgrading clusters' alerts; empty: none.")
+	fs.StringVar(&o.AlertmanagerSecret, "alertmanager-secret", o.AlertmanagerSecret,
+		"namespace/name of a Secret with the Alertmanager's token and ca.crt, either or both.")
 	fs.BoolVar(&o.ZTP, "ztp", o.ZTP,
 		"Run the ZTP controller: clusters that become Available without the ztp-done label go through their ztp-deploy-wave policies.")
 	fs.DurationVar(&o.ZTPSettle, "ztp-settle", o.ZTPSettle,
@@ -243,7 +252,22 @@ func (o Options) Validate() error {
 	if err := validateNamespaces("policy-namespaces", o.PolicyNamespaces); err != nil {
 		return err
 	}
+	if err := o.validateAlertmanager(); err != nil {
+		return err
+	}
 	return o.validateTenancy()
+}
+
+// validateAlertmanager refuses an Alertmanager URL that is not http(s), and a Secret that is
+// not namespace/name.
+func (o Options) validateAlertmanager() error {
+	if o.AlertmanagerURL != "" && !validURL(o.AlertmanagerURL) {
+		return fmt.Errorf("alertmanager-url must be an http or https URL, got %q", o.AlertmanagerURL)
+	}
+	if ns, name, ok := strings.Cut(o.AlertmanagerSecret, "/"); o.AlertmanagerSecret != "" && (!ok || ns == "" || name == "" || strings.Contains(name, "/")) {
+		return fmt.Errorf("alertmanager-secret must be namespace/name, got %q", o.AlertmanagerSecret)
+	}
+	return nil
 }
 
 // validateTenancy refuses a label prefix no key can start with, and exempt entries that

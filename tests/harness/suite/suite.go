@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/cgu-operator/cgu-operator/pkg/operator"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 )
 
@@ -17,9 +18,14 @@ import (
 // controller-runtime logging to GinkgoWriter, and stops the hub when the suite ends. Call it
 // from BeforeSuite.
 func Start(ctx context.Context) *harness.Env {
+	return StartWith(ctx, nil)
+}
+
+// StartWith is Start with the operator's options changed by configure.
+func StartWith(ctx context.Context, configure func(*operator.Options)) *harness.Env {
 	log := zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true))
 	ctrl.SetLogger(log)
-	env, err := harness.Start(ctx, log)
+	env, err := harness.StartWith(ctx, log, configure)
 	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
 	ginkgo.DeferCleanup(func() { gomega.Expect(env.Hub.Stop()).To(gomega.Succeed()) })
 	return env
