@@ -75,7 +75,7 @@ const (
 
 // AnalysisGate is one query of an analysis.
 // +kubebuilder:validation:XValidation:rule="!has(self.failureLimit) || self.failureLimit < (has(self.measurements) ? self.measurements : 3)",message="failureLimit must be below measurements: the gate could never fail"
-// +kubebuilder:validation:XValidation:rule="(has(self.mode) && self.mode == 'Comparison') ? !has(self.successCondition) : has(self.successCondition)",message="an Absolute gate needs successCondition; a Comparison gate takes none (it compares with the baseline)"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) && self.mode == 'Comparison') ? !has(self.successCondition) && !has(self.failureCondition) : has(self.successCondition) || has(self.failureCondition)",message="an Absolute gate needs successCondition, failureCondition or both; a Comparison gate takes neither (it compares with the baseline)"
 // +kubebuilder:validation:XValidation:rule="!has(self.comparison) || (has(self.mode) && self.mode == 'Comparison')",message="comparison is only for a gate of mode Comparison"
 type AnalysisGate struct {
 	// Name names the gate in status and events.
@@ -118,6 +118,14 @@ type AnalysisGate struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^\s*(<|<=|>|>=)\s*[-+]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][-+]?[0-9]+)?\s*$`
 	SuccessCondition string `json:"successCondition,omitempty"`
+	// FailureCondition is what fails a cluster's value in an Absolute gate, in the same form,
+	// such as "> 0.1". With both conditions, a value that meets neither makes the measurement
+	// inconclusive; with one, a value fails or passes by it alone. Conditions that a value
+	// could meet both of are refused before the start (InvalidAnalysis).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^\s*(<|<=|>|>=)\s*[-+]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][-+]?[0-9]+)?\s*$`
+	FailureCondition string `json:"failureCondition,omitempty"`
 	// Comparison tunes a Comparison gate.
 	// +optional
 	Comparison *ComparisonTest `json:"comparison,omitempty"`

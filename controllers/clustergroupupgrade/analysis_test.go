@@ -25,15 +25,6 @@ var _ = Describe("Analysis gates", Serial, func() {
 	// errorQuery is the error ratio of the clusters measured.
 	errorQuery := fmt.Sprintf(`%s{cluster=~"{{clusters}}"}`, sim.MetricErrorRatio)
 
-	// startPrometheus runs a Prometheus scraping the simulated clusters every second.
-	startPrometheus := func(ctx SpecContext) *prom.Prometheus {
-		addr, err := simulator.ServeMetrics(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		p, err := prom.StartPrometheus(ctx, prom.PrometheusOptions{Dir: GinkgoT().TempDir(), Targets: []string{addr}})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { _ = p.Stop() })
-		return p
-	}
 	// errorRatio is what Prometheus shows of a cluster's error ratio.
 	errorRatio := func(ctx SpecContext, p *prom.Prometheus, cluster string) func() (map[string]float64, error) {
 		return func() (map[string]float64, error) {
@@ -79,7 +70,7 @@ var _ = Describe("Analysis gates", Serial, func() {
 			Name: "api-errors", Query: errorQuery, SuccessCondition: "< 0.05", Interval: "10s", Measurements: 2}}}
 	}
 
-	It("refuses before the start a query that does not parse and a Secret that is missing, naming each; nothing starts", func(ctx SpecContext) {
+	It("refuses before the start a query that does not parse, conditions that contradict and a Secret that is missing, naming each; nothing starts", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "analysis-bad", 2)
 		pol := placeUpgradePolicy(ctx, "analysis-bad", 2)
 		refused := func(name string, a *ranv1alpha1.Analysis, message string) *ranv1alpha1.ClusterGroupUpgrade {
@@ -97,6 +88,11 @@ var _ = Describe("Analysis gates", Serial, func() {
 		unparsed := absolute("http://127.0.0.1:1")
 		unparsed.Gates[0].Query = `rate(` + errorQuery
 		refused("unparsed", unparsed, "spec.analysis cannot run: gate api-errors: the query does not parse as PromQL")
+
+		contradict := absolute("http://127.0.0.1:1")
+		contradict.Gates[0].FailureCondition = "> 0.01"
+		refused("contradict", contradict,
+			`gate api-errors: successCondition "< 0.05" and failureCondition "> 0.01" contradict: a value of 0.03 meets both`)
 
 		missing := absolute("https://thanos.example.com")
 		missing.Prometheus.SecretRef = &ranv1alpha1.LocalSecretReference{Name: "thanos-query"}

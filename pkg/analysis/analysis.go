@@ -76,8 +76,11 @@ type Gate struct {
 	Measurements int
 	// FailureLimit is how many failed measurements the gate tolerates: one more fails it.
 	FailureLimit int
-	// Success is the condition of an Absolute gate.
-	Success Condition
+	// Success and Failure are the conditions of an Absolute gate, either or both (an Op of
+	// "" is unset). A value fails when it meets Failure, or misses Success when there is no
+	// Failure; it passes when it meets Success, or misses Failure when there is no Success;
+	// with both, a value that meets neither is inconclusive.
+	Success, Failure Condition
 	// HigherIsWorse says, for a Comparison, which way is worse.
 	HigherIsWorse bool
 	// Tolerance is, for a Comparison, how much worse than the baseline the upgraded
@@ -216,24 +219,33 @@ func judgeOne(g Gate, upgraded []string, m Measurement) outcome {
 		return outcome{inconclusive: "the endpoint gave no answer: " + m.Err}
 	}
 	var values []float64
-	var absent, missed []string
+	var absent, missed, between []string
 	for _, c := range upgraded {
 		v, ok := m.Values[c]
-		if !ok {
+		if !ok || math.IsNaN(v) {
 			absent = append(absent, c)
 			continue
 		}
 		values = append(values, v)
-		if g.Mode == Absolute && !g.Success.Met(v) {
+		if g.Mode != Absolute {
+			continue
+		}
+		switch failed, undecided := g.judgeValue(v); {
+		case failed:
 			missed = append(missed, c)
+		case undecided:
+			between = append(between, c)
 		}
 	}
 	if len(absent) > 0 {
 		return outcome{inconclusive: fmt.Sprintf("no value for %s", names(absent))}
 	}
 	if g.Mode == Absolute {
-		if len(missed) > 0 {
-			return outcome{failed: fmt.Sprintf("%s missed %s", names(missed), g.Success), clusters: missed}
+		switch {
+		case len(missed) > 0:
+			return outcome{failed: fmt.Sprintf("%s %s", names(missed), g.failedText()), clusters: missed}
+		case len(between) > 0:
+			return outcome{inconclusive: fmt.Sprintf("%s met neither %s nor %s", names(between), g.Success, g.Failure)}
 		}
 		return outcome{}
 	}
@@ -257,6 +269,55 @@ func judgeOne(g Gate, upgraded []string, m Measurement) outcome {
 		return outcome{failed: fmt.Sprintf("the upgraded clusters are worse than the baseline (Mann-Whitney U %.1f, p %.3g < %g)", c.U, c.P, alpha)}
 	}
 	return outcome{}
+}
+
+// judgeValue judges one cluster's value by an Absolute gate's conditions: failed, or
+// undecided (it meets neither of two conditions), or neither (passed).
+func (g Gate) judgeValue(v float64) (failed, undecided bool) {
+	hasSuccess, hasFailure := g.Success.Op != "", g.Failure.Op != ""
+	switch {
+	case hasFailure && g.Failure.Met(v):
+		return true, false
+	case hasSuccess && g.Success.Met(v):
+		return false, false
+	case hasSuccess && hasFailure:
+		return false, true
+	}
+	return hasSuccess, false // misses the only condition, Success: failed; misses Failure: passed
+}
+
+// failedText says why a value failed an Absolute gate: it met the failure condition, or
+// missed the success condition.
+func (g Gate) failedText() string {
+	if g.Failure.Op != "" {
+		return "met the failure condition " + g.Failure.String()
+	}
+	return "missed " + g.Success.String()
+}
+
+// Contradict reports, for the two conditions of an Absolute gate, a value that meets both, if
+// any: such conditions cannot judge it.
+func Contradict(success, failure Condition) (float64, bool) {
+	upper := func(c Condition) bool { return c.Op == Less || c.Op == LessEqual }
+	switch s, f := success, failure; {
+	case s.Op == "" || f.Op == "":
+		return 0, false
+	case upper(s) && upper(f):
+		return math.Min(s.Threshold, f.Threshold) - 1, true
+	case !upper(s) && !upper(f):
+		return math.Max(s.Threshold, f.Threshold) + 1, true
+	}
+	lo, hi := success, failure // lo is the lower bound (>, >=), hi the upper (<, <=)
+	if upper(lo) {
+		lo, hi = hi, lo
+	}
+	switch {
+	case lo.Threshold < hi.Threshold:
+		return (lo.Threshold + hi.Threshold) / 2, true
+	case lo.Threshold == hi.Threshold && lo.Op == GreaterEqual && hi.Op == LessEqual:
+		return lo.Threshold, true
+	}
+	return 0, false
 }
 
 // Test is the result of CompareSamples.

@@ -106,7 +106,7 @@ func TestJudgeAbsolute(t *testing.T) {
 		"down, then back":             {[]Measurement{good, down, good}, Running, nil, "2 of 3 measurements taken"},
 		"down three times: no pass":   {[]Measurement{down, down, down}, Inconclusive, nil, "connection refused"},
 		"a cluster the query misses":  {[]Measurement{good, good, blind}, Inconclusive, nil, "no value for sno-3"},
-		"a NaN never meets the bound": {[]Measurement{{Values: values(batch, 0.01, math.NaN(), 0.0)}, bad}, Failed, []string{"sno-2", "sno-3"}, "failed 2 of 2"},
+		"a NaN is no value: never a pass": {[]Measurement{{Values: values(batch, 0.01, math.NaN(), 0.0)}}, Inconclusive, nil, "no value for sno-2"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -54,20 +55,42 @@ func FromSpec(ag ranv1alpha1.AnalysisGate) (Spec, error) {
 		return fail("%v", err)
 	}
 	if ag.Mode == ranv1alpha1.AnalysisComparison {
-		if ag.SuccessCondition != "" {
-			return fail("a Comparison gate takes no successCondition")
+		if ag.SuccessCondition != "" || ag.FailureCondition != "" {
+			return fail("a Comparison gate takes no successCondition or failureCondition")
 		}
 		if err := s.comparison(ag.Comparison); err != nil {
 			return fail("%v", err)
 		}
 		return s, nil
 	}
-	cond, err := ParseCondition(ag.SuccessCondition)
-	if err != nil {
+	if err := s.conditions(ag.SuccessCondition, ag.FailureCondition); err != nil {
 		return fail("%v", err)
 	}
-	s.Success = cond
 	return s, nil
+}
+
+// conditions gives an Absolute gate its success and failure conditions, either or both,
+// refusing two that a value could meet at once.
+func (s *Spec) conditions(success, failure string) error {
+	if success == "" && failure == "" {
+		return fmt.Errorf("an Absolute gate needs successCondition, failureCondition or both")
+	}
+	var err error
+	if success != "" {
+		if s.Success, err = ParseCondition(success); err != nil {
+			return fmt.Errorf("successCondition: %w", err)
+		}
+	}
+	if failure != "" {
+		if s.Failure, err = ParseCondition(failure); err != nil {
+			return fmt.Errorf("failureCondition: %w", err)
+		}
+	}
+	if v, ok := Contradict(s.Success, s.Failure); ok {
+		return fmt.Errorf("successCondition %q and failureCondition %q contradict: a value of %s meets both", success, failure,
+			strconv.FormatFloat(v, 'g', 6, 64))
+	}
+	return nil
 }
 
 // comparison makes s a Comparison tuned by c (the defaults when nil).
@@ -115,7 +138,7 @@ func ParseCondition(s string) (Condition, error) {
 			return Condition{Op: op, Threshold: v}, nil
 		}
 	}
-	return Condition{}, fmt.Errorf("successCondition %q is not an operator (<, <=, >, >=) and a number, such as \"< 0.05\"", s)
+	return Condition{}, fmt.Errorf("%q is not an operator (<, <=, >, >=) and a number, such as \"< 0.05\"", s)
 }
 
 // Summary is what one measurement shows on a plot: its outcome, the upgraded clusters'
@@ -154,13 +177,25 @@ func Summarize(g Gate, upgraded []string, m Measurement) Summary {
 		return out
 	}
 	if len(values) > 0 {
-		if g.Success.Op == Greater || g.Success.Op == GreaterEqual {
+		if op := cmp.Or(g.Success.Op, flip(g.Failure.Op)); op == Greater || op == GreaterEqual {
 			out.Value = slices.Min(values) // a floor: the lowest value is the worst
 		} else {
 			out.Value = slices.Max(values)
 		}
 	}
 	return out
+}
+
+// flip is the direction a success condition has when op is the failure condition's: a
+// failure above a threshold means success below it.
+func flip(op Op) Op {
+	switch op {
+	case Greater, GreaterEqual:
+		return Less
+	case Less, LessEqual:
+		return Greater
+	}
+	return op
 }
 
 // median is the middle value, NaN of none.

@@ -164,14 +164,16 @@ type Gate struct {
 	Phase string `json:"phase"`
 	// Mode and Condition are the gate's in spec.analysis: Absolute and its successCondition
 	// ("< 0.05"), or Comparison; empty once the spec no longer has the gate.
-	Mode          string   `json:"mode,omitempty"`
-	Condition     string   `json:"condition,omitempty"`
-	Query         string   `json:"query,omitempty"`
-	Message       string   `json:"message,omitempty"`
-	Conclusive    int      `json:"conclusive"`
-	Failures      int      `json:"failures"`
-	Inconclusives int      `json:"inconclusives"`
-	Clusters      []string `json:"clusters,omitempty"`
+	Mode      string `json:"mode,omitempty"`
+	Condition string `json:"condition,omitempty"`
+	// FailureCondition is an Absolute gate's failureCondition, when it has one.
+	FailureCondition string   `json:"failureCondition,omitempty"`
+	Query            string   `json:"query,omitempty"`
+	Message          string   `json:"message,omitempty"`
+	Conclusive       int      `json:"conclusive"`
+	Failures         int      `json:"failures"`
+	Inconclusives    int      `json:"inconclusives"`
+	Clusters         []string `json:"clusters,omitempty"`
 	// ClustersNotShown counts the clusters it names beyond GateClusterLimit.
 	ClustersNotShown int `json:"clustersNotShown,omitempty"`
 	// Points are its measurements, oldest first.
@@ -551,6 +553,7 @@ func gateOf(g ranv1alpha1.AnalysisGateStatus, spec *ranv1alpha1.Analysis) Gate {
 	if spec != nil {
 		if i := slices.IndexFunc(spec.Gates, func(s ranv1alpha1.AnalysisGate) bool { return s.Name == g.Name }); i >= 0 {
 			out.Mode, out.Condition = string(cmp.Or(spec.Gates[i].Mode, ranv1alpha1.AnalysisAbsolute)), spec.Gates[i].SuccessCondition
+			out.FailureCondition = spec.Gates[i].FailureCondition
 		}
 	}
 	// The record keeps at most AnalysisGateMeasurementLimit; the page never draws more.

@@ -24,6 +24,15 @@ func analysed(t *testing.T, abort bool, gates ...analysis.Spec) *fleet {
 	return fl
 }
 
+// batchEnded plays the first batch to its end at one minute: both clusters comply, and the
+// analysis starts.
+func (fl *fleet) batchEnded() Decision {
+	fl.decide(0)
+	fl.comply("a1", 0)
+	fl.comply("a2", 0)
+	return fl.decide(time.Minute)
+}
+
 // measure plays the controller: it measures what MeasureNow asks for at now with values,
 // then decides.
 func (fl *fleet) measure(now time.Duration, values map[string]float64, err string) Decision {
@@ -47,10 +56,7 @@ func (fl *fleet) measure(now time.Duration, values map[string]float64, err strin
 
 func TestAnalysisPassesThenTheNextBatchStarts(t *testing.T) {
 	fl := analysed(t, true, errorRatio())
-	fl.decide(0)
-	fl.comply("a1", 0)
-	fl.comply("a2", 0)
-	d := fl.decide(time.Minute)
+	d := fl.batchEnded()
 	expectWait(t, d, ranv1alpha1.ReasonBatchAnalysis, 1)
 	if d.Progress.Analysis == nil || !d.Wake.Equal(t0.Add(2*time.Minute)) {
 		t.Fatalf("analysis %+v wake %v: want it started, measured an interval later", d.Progress.Analysis, d.Wake)
@@ -79,10 +85,7 @@ func TestAnalysisPassesThenTheNextBatchStarts(t *testing.T) {
 
 func TestAnalysisFailureFailsTheNamedClustersAndAborts(t *testing.T) {
 	fl := analysed(t, true, errorRatio())
-	fl.decide(0)
-	fl.comply("a1", 0)
-	fl.comply("a2", 0)
-	fl.decide(time.Minute)
+	fl.batchEnded()
 	d := fl.measure(2*time.Minute, map[string]float64{"a1": 0.01, "a2": 0.3}, "")
 	if d.State != ranv1alpha1.StateTimedOut || !strings.Contains(d.Message, "failed its analysis") || !strings.Contains(d.Message, "a2") {
 		t.Fatalf("got %s %q, want the rollout ended naming a2", d.State, d.Message)
@@ -100,19 +103,13 @@ func TestAnalysisFailureFailsTheNamedClustersAndAborts(t *testing.T) {
 
 func TestAnalysisFailureWithContinueGoesOn(t *testing.T) {
 	fl := analysed(t, false, errorRatio())
-	fl.decide(0)
-	fl.comply("a1", 0)
-	fl.comply("a2", 0)
-	fl.decide(time.Minute)
+	fl.batchEnded()
 	d := fl.measure(2*time.Minute, map[string]float64{"a1": 0.3, "a2": 0.3}, "")
 	fl.expect(d, ranv1alpha1.StateNotCompleted, 1, "Batch 2 of 2")
 	budget := 1
 	fl = analysed(t, false, errorRatio())
 	fl.f.Gates.MaxFailures = &budget
-	fl.decide(0)
-	fl.comply("a1", 0)
-	fl.comply("a2", 0)
-	fl.decide(time.Minute)
+	fl.batchEnded()
 	d = fl.measure(2*time.Minute, map[string]float64{"a1": 0.3, "a2": 0.3}, "")
 	if d.State != ranv1alpha1.StateTimedOut || d.Reason != ranv1alpha1.ReasonFailureBudgetExceeded {
 		t.Fatalf("got %s %s, want the budget of 1 spent by two failed clusters", d.State, d.Reason)
@@ -121,10 +118,7 @@ func TestAnalysisFailureWithContinueGoesOn(t *testing.T) {
 
 func TestAnalysisInconclusiveHoldsUntilTheDeadline(t *testing.T) {
 	fl := analysed(t, true, errorRatio())
-	fl.decide(0)
-	fl.comply("a1", 0)
-	fl.comply("a2", 0)
-	fl.decide(time.Minute)
+	fl.batchEnded()
 	d := fl.measure(2*time.Minute, nil, "connection refused")
 	expectWait(t, d, ranv1alpha1.ReasonAnalysisInconclusive, 1)
 	if !strings.Contains(d.Message, "connection refused") {
@@ -138,10 +132,7 @@ func TestAnalysisInconclusiveHoldsUntilTheDeadline(t *testing.T) {
 
 	// Never answering: at the batch's deadline (30 minutes, half the hour) the gate fails.
 	fl = analysed(t, true, errorRatio())
-	fl.decide(0)
-	fl.comply("a1", 0)
-	fl.comply("a2", 0)
-	fl.decide(time.Minute)
+	fl.batchEnded()
 	for m := 2; m < 30; m++ {
 		d = fl.measure(time.Duration(m)*time.Minute, nil, "connection refused")
 		expectWait(t, d, ranv1alpha1.ReasonAnalysisInconclusive, 1)
@@ -159,10 +150,7 @@ func TestAnalysisSkipsAComparisonWithoutBaseline(t *testing.T) {
 	cmp := analysis.Spec{Gate: analysis.Gate{Name: "vs-baseline", Mode: analysis.Comparison, Measurements: 1, HigherIsWorse: true, MinSamples: 3},
 		Query: `x{cluster=~"{{clusters}}"}`, Interval: time.Minute}
 	fl := analysed(t, true, cmp)
-	fl.decide(0)
-	fl.comply("a1", 0)
-	fl.comply("a2", 0)
-	d := fl.decide(time.Minute)
+	d := fl.batchEnded()
 	fl.expect(d, ranv1alpha1.StateNotCompleted, 1, "Batch 2 of 2")
 	if g := d.Ended[0].Analysis.Gates[0].Verdict; g.Phase != analysis.Skipped || !strings.Contains(g.Message, "3 each needed") {
 		t.Fatalf("verdict %+v, want skipped for too few clusters", g)
@@ -171,10 +159,7 @@ func TestAnalysisSkipsAComparisonWithoutBaseline(t *testing.T) {
 
 func TestAnalysisRecordedAndReadBack(t *testing.T) {
 	fl := analysed(t, true, errorRatio())
-	fl.decide(0)
-	fl.comply("a1", 0)
-	fl.comply("a2", 0)
-	fl.decide(time.Minute)
+	fl.batchEnded()
 	d := fl.measure(2*time.Minute, map[string]float64{"a1": 0.01, "a2": 0.02}, "")
 	st := AnalysisStatus(d.Progress.Analysis)
 	if len(st.Gates) != 1 || st.Gates[0].Phase != ranv1alpha1.AnalysisRunning || len(st.Gates[0].Measurements) != 1 ||

@@ -92,12 +92,17 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
   clusters: [a]
   remediationStrategy: {maxConcurrency: 1}
   analysis: {prometheus: {url: "https://thanos.example.com"}, gates: [{name: errors, query: 'x{cluster=~"{{clusters}}"}'}]}`,
-			"an Absolute gate needs successCondition; a Comparison gate takes none"),
+			"an Absolute gate needs successCondition, failureCondition or both; a Comparison gate takes neither"),
 		Entry("a Comparison gate with a success condition", `
   clusters: [a]
   remediationStrategy: {maxConcurrency: 1}
   analysis: {prometheus: {url: "https://thanos.example.com"}, gates: [{name: c, mode: Comparison, query: 'x{cluster=~"{{clusters}}"}', successCondition: "< 1"}]}`,
-			"an Absolute gate needs successCondition; a Comparison gate takes none"),
+			"an Absolute gate needs successCondition, failureCondition or both; a Comparison gate takes neither"),
+		Entry("a Comparison gate with a failure condition", `
+  clusters: [a]
+  remediationStrategy: {maxConcurrency: 1}
+  analysis: {prometheus: {url: "https://thanos.example.com"}, gates: [{name: c, mode: Comparison, query: 'x{cluster=~"{{clusters}}"}', failureCondition: "> 1"}]}`,
+			"an Absolute gate needs successCondition, failureCondition or both; a Comparison gate takes neither"),
 		Entry("comparison settings on an Absolute gate", `
   clusters: [a]
   remediationStrategy: {maxConcurrency: 1}
@@ -341,7 +346,8 @@ var _ = Describe("ClusterGroupUpgrade validation", func() {
     prometheus: {url: "https://rbac-query-proxy.open-cluster-management-observability.svc:8443", secretRef: {name: thanos}}
     onFailure: Continue
     gates:
-    - {name: api-errors, query: 'cluster:apiserver_request_error_ratio:rate5m{cluster=~"{{clusters}}"}', successCondition: "< 0.05", interval: 2m, measurements: 5, failureLimit: 1}
+    - {name: api-errors, query: 'cluster:apiserver_request_error_ratio:rate5m{cluster=~"{{clusters}}"}', successCondition: "< 0.05", failureCondition: ">= 0.1", interval: 2m, measurements: 5, failureLimit: 1}
+    - {name: restarts, query: 'x{cluster=~"{{clusters}}"}', failureCondition: "> 3"}
     - {name: vs-baseline, mode: Comparison, query: 'x{cluster=~"{{clusters}}"}', comparison: {higherIsWorse: true, tolerance: "0.01", alpha: ".05", minSamples: 10}}`),
 		Entry("a spread with mode Batches stated (an addition)", `
   clusters: [a, b, c]

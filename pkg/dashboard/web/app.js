@@ -367,8 +367,9 @@ function analysis(list) {
 }
 
 function gate(g) {
-  const how = g.condition ? "passes when the value is " + g.condition :
-    g.mode === "Comparison" ? "compared with the clusters not upgraded yet" : "";
+  const how = [g.condition ? "passes when the value is " + g.condition : "",
+    g.failureCondition ? "fails when it is " + g.failureCondition : "",
+    g.mode === "Comparison" ? "compared with the clusters not upgraded yet" : ""].filter(Boolean).join(", ");
   return h("li", { class: "gate", "data-gate": g.name, "data-phase": g.phase },
     h("div", { class: "gate-text" },
       h("div", {}, h("b", {}, g.name), " ", badge(g.phase), how ? h("span", { class: "muted" }, how) : null),
@@ -423,7 +424,7 @@ function plot(g) {
     el.append(svg("text", { class: "note", x: (left + W - right) / 2, y: (top + axis) / 2, "text-anchor": "middle" }, "no measurement yet"));
     return el;
   }
-  const limit = threshold(g.condition);
+  const limit = threshold(g.condition || g.failureCondition);
   const values = pts.flatMap((p) => [p.value, p.baseline]).filter((v) => v !== null && v !== undefined);
   const highest = Math.max(0, ...values, ...(limit === null ? [] : [limit]));
   const lowest = Math.min(0, ...values, ...(limit === null ? [] : [limit]));
@@ -440,7 +441,8 @@ function plot(g) {
   }
   if (limit !== null) {
     el.append(svg("line", { class: "threshold", x1: left, y1: y(limit), x2: W - right, y2: y(limit) },
-      svg("title", {}, "Threshold: the value must be " + g.condition.trim())));
+      svg("title", {}, g.condition ? "Threshold: the value must be " + g.condition.trim() :
+        "Threshold: the value fails when it is " + g.failureCondition.trim())));
   }
   for (const key of ["baseline", "value"]) {
     const d = path(pts, key, x, y);
