@@ -219,7 +219,7 @@ func judgeOne(g Gate, upgraded []string, m Measurement) outcome {
 		return outcome{inconclusive: "the endpoint gave no answer: " + m.Err}
 	}
 	var values []float64
-	var absent, missed, between []string
+	var absent []string
 	for _, c := range upgraded {
 		v, ok := m.Values[c]
 		if !ok || math.IsNaN(v) {
@@ -227,27 +227,12 @@ func judgeOne(g Gate, upgraded []string, m Measurement) outcome {
 			continue
 		}
 		values = append(values, v)
-		if g.Mode != Absolute {
-			continue
-		}
-		switch failed, undecided := g.judgeValue(v); {
-		case failed:
-			missed = append(missed, c)
-		case undecided:
-			between = append(between, c)
-		}
 	}
 	if len(absent) > 0 {
 		return outcome{inconclusive: fmt.Sprintf("no value for %s", names(absent))}
 	}
 	if g.Mode == Absolute {
-		switch {
-		case len(missed) > 0:
-			return outcome{failed: fmt.Sprintf("%s %s", names(missed), g.failedText()), clusters: missed}
-		case len(between) > 0:
-			return outcome{inconclusive: fmt.Sprintf("%s met neither %s nor %s", names(between), g.Success, g.Failure)}
-		}
-		return outcome{}
+		return judgeAbsolute(g, upgraded, m.Values)
 	}
 	shift := g.Tolerance
 	if !g.HigherIsWorse {
@@ -267,6 +252,27 @@ func judgeOne(g Gate, upgraded []string, m Measurement) outcome {
 	}
 	if c.P < alpha {
 		return outcome{failed: fmt.Sprintf("the upgraded clusters are worse than the baseline (Mann-Whitney U %.1f, p %.3g < %g)", c.U, c.P, alpha)}
+	}
+	return outcome{}
+}
+
+// judgeAbsolute judges the upgraded clusters' values, every one present, by an Absolute
+// gate's conditions.
+func judgeAbsolute(g Gate, upgraded []string, values map[string]float64) outcome {
+	var missed, between []string
+	for _, c := range upgraded {
+		switch failed, undecided := g.judgeValue(values[c]); {
+		case failed:
+			missed = append(missed, c)
+		case undecided:
+			between = append(between, c)
+		}
+	}
+	switch {
+	case len(missed) > 0:
+		return outcome{failed: fmt.Sprintf("%s %s", names(missed), g.failedText()), clusters: missed}
+	case len(between) > 0:
+		return outcome{inconclusive: fmt.Sprintf("%s met neither %s nor %s", names(between), g.Success, g.Failure)}
 	}
 	return outcome{}
 }

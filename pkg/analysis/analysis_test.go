@@ -97,15 +97,15 @@ func TestJudgeAbsolute(t *testing.T) {
 		clusters []string
 		message  string
 	}{
-		"nothing measured yet":        {nil, Running, nil, "error-rate: 0 of 3 measurements taken, 0 failed"},
-		"good so far":                 {[]Measurement{good, good}, Running, nil, "2 of 3 measurements taken"},
-		"good throughout":             {[]Measurement{good, good, good}, Passed, nil, "error-rate passed 3 of 3 measurements"},
-		"one failure tolerated":       {[]Measurement{good, bad, good}, Passed, []string{"sno-2", "sno-3"}, "passed 2 of 3"},
-		"two failures fail it":        {[]Measurement{bad, good, bad}, Failed, []string{"sno-2", "sno-3"}, "error-rate failed 2 of 3 measurements (1 tolerated): sno-2, sno-3 missed value < 0.05"},
-		"the endpoint down":           {[]Measurement{good, down}, Inconclusive, nil, "error-rate is inconclusive: the endpoint gave no answer: connection refused"},
-		"down, then back":             {[]Measurement{good, down, good}, Running, nil, "2 of 3 measurements taken"},
-		"down three times: no pass":   {[]Measurement{down, down, down}, Inconclusive, nil, "connection refused"},
-		"a cluster the query misses":  {[]Measurement{good, good, blind}, Inconclusive, nil, "no value for sno-3"},
+		"nothing measured yet":            {nil, Running, nil, "error-rate: 0 of 3 measurements taken, 0 failed"},
+		"good so far":                     {[]Measurement{good, good}, Running, nil, "2 of 3 measurements taken"},
+		"good throughout":                 {[]Measurement{good, good, good}, Passed, nil, "error-rate passed 3 of 3 measurements"},
+		"one failure tolerated":           {[]Measurement{good, bad, good}, Passed, []string{"sno-2", "sno-3"}, "passed 2 of 3"},
+		"two failures fail it":            {[]Measurement{bad, good, bad}, Failed, []string{"sno-2", "sno-3"}, "error-rate failed 2 of 3 measurements (1 tolerated): sno-2, sno-3 missed value < 0.05"},
+		"the endpoint down":               {[]Measurement{good, down}, Inconclusive, nil, "error-rate is inconclusive: the endpoint gave no answer: connection refused"},
+		"down, then back":                 {[]Measurement{good, down, good}, Running, nil, "2 of 3 measurements taken"},
+		"down three times: no pass":       {[]Measurement{down, down, down}, Inconclusive, nil, "connection refused"},
+		"a cluster the query misses":      {[]Measurement{good, good, blind}, Inconclusive, nil, "no value for sno-3"},
 		"a NaN is no value: never a pass": {[]Measurement{{Values: values(batch, 0.01, math.NaN(), 0.0)}}, Inconclusive, nil, "no value for sno-2"},
 	}
 	for name, c := range cases {
