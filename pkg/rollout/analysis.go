@@ -14,9 +14,9 @@ import (
 
 // A batch's analysis (spec.analysis, docs/analysis.md) starts once its clusters ended, with
 // at least one completed: each gate measures the completed clusters (and, for a Comparison,
-// the clusters of the later batches, not upgraded yet) at its interval, the first time an
-// interval after the start, and the batch ends
-// only once every gate passed or was skipped, after the soak. A gate that fails fails the
+// clusters of the later batches, not upgraded yet) at its interval, the first time an
+// interval after the start, and the batch ends only once every gate passed or was skipped,
+// after the soak. A gate that fails fails the
 // clusters it names (an Absolute gate) or every upgraded cluster (a Comparison); with
 // onFailure Abort the rollout then ends. A gate still not passed at the batch's deadline
 // fails: an inconclusive measurement is never a pass. The controller measures (MeasureNow
@@ -81,12 +81,24 @@ func Upgraded(batch plan.Batch, clusters map[string]Cluster) []string {
 	return out
 }
 
+// BaselineLimit bounds a Comparison's baseline: a sample that size tells a shift as well as
+// the whole fleet would, and keeps the query's list of clusters short.
+const BaselineLimit = 250
+
 // Baseline are the clusters of the batches after batch (0-based), not upgraded yet: a
-// Comparison's baseline.
+// Comparison's baseline; beyond BaselineLimit of them, that many spread evenly over the
+// plan's order.
 func Baseline(p plan.Plan, batch int) []string {
-	var out []string
+	var all []string
 	for i := batch + 1; i < len(p.Batches); i++ {
-		out = append(out, p.Batches[i].Clusters...)
+		all = append(all, p.Batches[i].Clusters...)
+	}
+	if len(all) <= BaselineLimit {
+		return all
+	}
+	out := make([]string, BaselineLimit)
+	for i := range out {
+		out[i] = all[i*len(all)/BaselineLimit]
 	}
 	return out
 }

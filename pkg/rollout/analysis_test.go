@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -170,4 +171,30 @@ func TestAnalysisRecordedAndReadBack(t *testing.T) {
 	fl.f.Progress.Analysis = back
 	d = fl.measure(3*time.Minute, map[string]float64{"a1": 0.01, "a2": 0.02}, "")
 	fl.expect(d, ranv1alpha1.StateNotCompleted, 1, "Batch 2 of 2")
+}
+
+func TestBaselineIsBoundedAndSpread(t *testing.T) {
+	var batches []plan.Batch
+	for b := range 10 {
+		var clusters []string
+		for c := range 100 {
+			clusters = append(clusters, fmt.Sprintf("b%d-c%d", b, c))
+		}
+		batches = append(batches, plan.Batch{Clusters: clusters})
+	}
+	p := plan.Plan{Batches: batches}
+	if got := Baseline(p, 8); len(got) != 100 || got[0] != "b9-c0" {
+		t.Fatalf("the last batch's 100 clusters: got %d from %s", len(got), got[0])
+	}
+	got := Baseline(p, 0) // 900 clusters left
+	if len(got) != BaselineLimit || got[0] != "b1-c0" || !strings.HasPrefix(got[len(got)-1], "b9-") {
+		t.Fatalf("got %d clusters from %s to %s, want %d spread over batches 2 to 10", len(got), got[0], got[len(got)-1], BaselineLimit)
+	}
+	seen := map[string]bool{}
+	for _, c := range got {
+		if seen[c] {
+			t.Fatalf("%s twice", c)
+		}
+		seen[c] = true
+	}
 }
