@@ -3,7 +3,6 @@ package clustergroupupgrade_test
 import (
 	"context"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -125,21 +124,10 @@ func enable(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) {
 	fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.Enable = ptr.To(true) })
 }
 
-var pokes int
-
 // advance moves the operator's clock and makes it look at the CGUs again, as the timers it
 // asked for would on a real clock.
 func advance(ctx context.Context, d time.Duration, cgus ...*ranv1alpha1.ClusterGroupUpgrade) {
-	clock.Step(d)
-	for _, cgu := range cgus {
-		pokes++
-		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) {
-			if c.Annotations == nil {
-				c.Annotations = map[string]string{}
-			}
-			c.Annotations["test.cgu-operator.io/poke"] = strconv.Itoa(pokes)
-		})
-	}
+	fleet.Advance(ctx, d, cgus...)
 }
 
 // version returns the version a simulated cluster runs: the latest Completed in its

@@ -186,15 +186,6 @@ func screenshot(tab context.Context, name string) {
 	Expect(os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)).To(Succeed())
 }
 
-// advance moves the operator's clock on by d and wakes the rollout as its timer would: the
-// operator's requeues wait on the real clock.
-func advance(ctx context.Context, d time.Duration, cgu *ranv1alpha1.ClusterGroupUpgrade) {
-	clock.Step(d)
-	fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) {
-		metav1.SetMetaDataAnnotation(&c.ObjectMeta, "test.cgu-operator.io/poke", clock.Now().Format(time.RFC3339))
-	})
-}
-
 // firstRecord is the first record of a rollout's batch (1-based).
 func firstRecord(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, index int) func(Gomega) ranv1alpha1.ClusterGroupUpgradeBatch {
 	return func(g Gomega) ranv1alpha1.ClusterGroupUpgradeBatch {
@@ -429,7 +420,7 @@ var _ = Describe("kubectl cgu dashboard", func() {
 
 		By("moving the operator's clock a measurement at a time: batch 1 passes, batch 2 fails on its degraded cluster")
 		Eventually(func(g Gomega) ranv1alpha1.UpgradeState {
-			advance(ctx, 10*time.Second, cgu)
+			fleet.Advance(ctx, 10*time.Second, cgu)
 			return fleet.Stored(ctx, cgu)(g).Status.State
 		}).WithTimeout(2 * settle).WithPolling(2 * time.Second).Should(Equal(ranv1alpha1.StateTimedOut))
 		second := firstRecord(ctx, cgu, 2)(Default).Status.Analysis

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -97,6 +99,8 @@ type Env struct {
 	nodeFree      map[string]uint64
 	// operators are the operator managers running on the hub (restart.go).
 	operators operators
+	// pokes counts the touches of Advance.
+	pokes atomic.Int64
 }
 
 // Start starts the hub, the simulator and the operator (leader election, metrics and probes
@@ -335,4 +339,17 @@ func (e *Env) MustUpdate(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgra
 		f(cur)
 		g.Expect(e.Hub.Client.Update(ctx, cur)).To(gomega.Succeed())
 	}).Should(gomega.Succeed())
+}
+
+// Advance moves the operator's clock on by d and touches each ClusterGroupUpgrade (an
+// annotation that changes every time), so that the operator looks at them again, as the
+// timers it asked for would on a real clock.
+func (e *Env) Advance(ctx context.Context, d time.Duration, cgus ...*ranv1alpha1.ClusterGroupUpgrade) {
+	e.Clock.Step(d)
+	for _, cgu := range cgus {
+		poke := strconv.FormatInt(e.pokes.Add(1), 10)
+		e.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) {
+			metav1.SetMetaDataAnnotation(&c.ObjectMeta, "test.cgu-operator.io/poke", poke)
+		})
+	}
 }
