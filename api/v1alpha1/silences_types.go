@@ -26,6 +26,15 @@ type SilenceAlerts struct {
 // DefaultSilencedSeverities are the severities silenced when spec.silenceAlerts names none.
 var DefaultSilencedSeverities = []string{"critical", "warning", "info"}
 
+// SilencedSeverities are the severities s silences: Severities, or DefaultSilencedSeverities
+// when it names none.
+func (s *SilenceAlerts) SilencedSeverities() []string {
+	if s == nil || len(s.Severities) == 0 {
+		return DefaultSilencedSeverities
+	}
+	return s.Severities
+}
+
 // SilencesStatus are the silences of the clusters upgrading now.
 type SilencesStatus struct {
 	// Clusters are the silences the operator keeps, one per upgrading cluster.

@@ -8,11 +8,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/apiclient"
 	"github.com/cgu-operator/cgu-operator/pkg/cgu"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 	"github.com/cgu-operator/cgu-operator/pkg/silences"
@@ -124,15 +123,9 @@ func (r *Reconciler) alertmanager(ctx context.Context) (silences.Client, error) 
 	if am.SecretName == "" {
 		return c, nil
 	}
-	var sec corev1.Secret
-	if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: am.SecretNamespace, Name: am.SecretName}, &sec); err != nil {
-		if apierrors.IsNotFound(err) {
-			return c, fmt.Errorf("the Secret %s/%s that --alertmanager-secret names does not exist", am.SecretNamespace, am.SecretName)
-		}
-		return c, fmt.Errorf("reading the Secret %s/%s: %w", am.SecretNamespace, am.SecretName, err)
-	}
-	c.Token, c.CA = string(sec.Data["token"]), sec.Data["ca.crt"]
-	return c, nil
+	var err error
+	c.Token, c.CA, err = apiclient.Credentials(ctx, r.Reader, am.SecretNamespace, am.SecretName, "--alertmanager-secret")
+	return c, err
 }
 
 // expireSilences expires the silences a deleted rollout's status lists, best effort: those

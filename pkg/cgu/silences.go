@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/analysis"
 	"github.com/cgu-operator/cgu-operator/pkg/silences"
 )
 
@@ -20,10 +21,6 @@ import (
 
 // SilenceCreatedBy is the createdBy of the operator's silences.
 const SilenceCreatedBy = "cgu-operator"
-
-// SilenceClusterLabel is the label of an alert that names its cluster, as ACM Observability
-// labels the alerts it forwards to the hub's Alertmanager.
-const SilenceClusterLabel = "cluster"
 
 // Silences are the silences a pass makes and expires.
 type Silences struct {
@@ -91,13 +88,10 @@ func (p *pass) upgrading() map[string]time.Time {
 
 // silence is the silence of cluster's alerts until end; id replaces that silence.
 func (p *pass) silence(cluster, id string, end time.Time) silences.Silence {
-	severities := ranv1alpha1.DefaultSilencedSeverities
-	if sa := p.cgu.Spec.SilenceAlerts; sa != nil && len(sa.Severities) > 0 {
-		severities = sa.Severities
-	}
+	severities := p.cgu.Spec.SilenceAlerts.SilencedSeverities()
 	return silences.Silence{ID: id, StartsAt: p.now, EndsAt: end, CreatedBy: SilenceCreatedBy,
 		Matchers: []silences.Matcher{
-			{Name: SilenceClusterLabel, Value: cluster, IsEqual: true},
+			{Name: analysis.DefaultClusterLabel, Value: cluster, IsEqual: true},
 			{Name: "severity", Value: strings.Join(quoteAll(severities), "|"), IsRegex: true, IsEqual: true},
 		},
 		Comment: fmt.Sprintf("ClusterGroupUpgrade %s/%s: cluster %s upgrades until its batch's deadline", p.cgu.Namespace, p.cgu.Name, cluster)}

@@ -168,14 +168,10 @@ func firing(queries []string, answers []Answer, silenced map[string][]string) []
 	return out
 }
 
-// SilenceClusterLabel is the label naming an alert's cluster, which the rollouts' silences
-// match.
-const SilenceClusterLabel = "cluster"
-
 // Silenced reports whether a series with labels is an alert that a rollout's silence covers:
 // of a cluster in silenced, with one of its severities.
 func Silenced(labels map[string]string, silenced map[string][]string) bool {
-	severities, ok := silenced[labels[SilenceClusterLabel]]
+	severities, ok := silenced[labels[analysis.DefaultClusterLabel]]
 	return ok && slices.Contains(severities, labels["severity"])
 }
 
@@ -188,12 +184,8 @@ func SilencedClusters(cgus []ranv1alpha1.ClusterGroupUpgrade) map[string][]strin
 		if st == nil || sa == nil {
 			continue
 		}
-		severities := sa.Severities
-		if len(severities) == 0 {
-			severities = ranv1alpha1.DefaultSilencedSeverities
-		}
 		for _, sil := range st.Clusters {
-			out[sil.Cluster] = append(out[sil.Cluster], severities...)
+			out[sil.Cluster] = append(out[sil.Cluster], sa.SilencedSeverities()...)
 		}
 	}
 	return out
