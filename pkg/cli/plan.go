@@ -259,16 +259,16 @@ func batchLines(p painter, batch PlanBatch, width int) []string {
 	case len(batch.Stages) > 0:
 		prefix = fmt.Sprintf("Batch %d (%s):", batch.Index, stagesPhrase(batch.Stages, batch.StopUnhealthy))
 	}
-	words := make([]string, len(batch.Clusters))
+	names := make([]string, len(batch.Clusters))
 	visible := make([]int, len(batch.Clusters))
 	for i, c := range batch.Clusters {
-		words[i], visible[i] = c.Name, utf8.RuneCountInString(c.Name)
+		names[i], visible[i] = c.Name, utf8.RuneCountInString(c.Name)
 		if c.State != "" {
-			words[i] += " (" + p.state(string(c.State)) + ")"
+			names[i] += " (" + p.state(string(c.State)) + ")"
 			visible[i] += len(c.State) + 3
 		}
 	}
-	return wrap(prefix, words, visible, width)
+	return words.Wrap(prefix, names, visible, width)
 }
 
 // leftOut says which clusters the plan left out as already compliant: named in a

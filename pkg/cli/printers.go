@@ -211,27 +211,3 @@ func orDash(s string) string {
 	}
 	return s
 }
-
-// wrap lays words out after prefix and a space, on lines of at most width characters (a longer word
-// gets a line of its own); continuation lines are indented by the prefix's width. A word
-// counts by its visible text (colour escapes left out).
-func wrap(prefix string, words []string, visible []int, width int) []string {
-	prefix += " "
-	indent := strings.Repeat(" ", utf8.RuneCountInString(prefix))
-	var lines []string
-	line, used := prefix, utf8.RuneCountInString(prefix)
-	start := used
-	for i, w := range words {
-		if used > start && used+1+visible[i] > width {
-			lines = append(lines, line)
-			line, used = indent, start
-		}
-		if used > start {
-			line += " "
-			used++
-		}
-		line += w
-		used += visible[i]
-	}
-	return append(lines, line)
-}

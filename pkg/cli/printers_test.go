@@ -103,19 +103,6 @@ func stripANSI(s string) string {
 	return s
 }
 
-func TestWrap(t *testing.T) {
-	words := []string{"spoke-1", "spoke-2", "spoke-3", "spoke-4"}
-	visible := []int{7, 7, 7, 7}
-	got := wrap("Batch 3:", words, visible, 25)
-	want := []string{"Batch 3: spoke-1 spoke-2", "         spoke-3 spoke-4"}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("wrap = %q, want %q", got, want)
-	}
-	if got := wrap("B:", []string{"a-very-long-name"}, []int{16}, 5); len(got) != 1 || got[0] != "B: a-very-long-name" {
-		t.Errorf("wrap of a word longer than the line = %q", got)
-	}
-}
-
 func TestWriteListColumns(t *testing.T) {
 	now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
 	items := []ranv1alpha1.ClusterGroupUpgrade{

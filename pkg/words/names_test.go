@@ -44,6 +44,9 @@ func TestRunsAndAbbreviate(t *testing.T) {
 		{"a padded and an unpadded name do not follow", []string{"sno-09", "sno-10"}, 3, "2 clusters: sno-09, sno-10"},
 		{"more runs than shown", append(numbered("a-%d", 1, 10, 3, 6, 9), "hub", "z"), 2,
 			"9 clusters: a-1, a-2, a-4, a-5 and 5 more"},
+		{"a fleet of thousands, two runs shown", numbered("sno-%04d", 1, 3500, 7, 900), 2,
+			"3498 clusters: sno-0001..sno-0006, sno-0008..sno-0899 and 2600 more"},
+		{"shown below one shows one run", numbered("sno-%d", 1, 5, 3), 0, "4 clusters: sno-1, sno-2 and 2 more"},
 		{"names without numbers, duplicates once", []string{"lab", "edge", "lab"}, 5, "2 clusters: edge, lab"},
 	}
 	for _, tc := range cases {

@@ -1,5 +1,5 @@
-// Package words writes numbers and durations for people, in the one way every command,
-// page and message of the operator writes them.
+// Package words writes numbers, durations and lists of names for people, in the one way
+// every command, page and message of the operator writes them.
 package words
 
 import (
