@@ -87,6 +87,9 @@ func storyBatch(bt story.Batch, now time.Time) string {
 	if bt.Canary {
 		line += " (canary)"
 	}
+	if bt.Stage > 0 {
+		line += fmt.Sprintf(", stage %d", bt.Stage)
+	}
 	if bt.StartedAt != nil {
 		line += ", started " + ago(bt.StartedAt.Time, now)
 	}

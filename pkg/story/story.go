@@ -109,6 +109,9 @@ type Batch struct {
 	Of    int `json:"of,omitempty"`
 	// Canary is true for a canary batch.
 	Canary bool `json:"canary,omitempty"`
+	// Stage is the 1-based stage of a Progressive batch the cluster started in, 0 before
+	// it starts and in other batches.
+	Stage int `json:"stage,omitempty"`
 	// Current is the batch the rollout is on (the last one started), 0 before the start.
 	Current int `json:"current,omitempty"`
 	// StartedAt and FinishedAt are the batch's start and end, once they happened.
@@ -273,6 +276,7 @@ func locateInRecords(f Facts) (place, error) {
 		if i := slices.IndexFunc(r.Status.Clusters, func(c ranv1alpha1.ClusterProgress) bool { return c.Name == f.Cluster }); i >= 0 {
 			at.progress = r.Status.Clusters[i]
 		}
+		at.batch.Stage = at.progress.Stage
 		at.started = startOf(at.progress, r.Status.StartedAt)
 	}
 	if !found {

@@ -208,14 +208,15 @@ func TestTell(t *testing.T) {
 					Text: "took 5m, from the start of batch 2 to its completion; the 3 other clusters that completed took 15m at the median (this one: 0.3 times that)"})
 			},
 		},
-		"a window's cluster counts from its own start": {
+		"a stage's cluster counts from its own start": {
 			facts: func() Facts {
 				c := progress("sno-50", ranv1alpha1.ClusterCompleted, 5*time.Minute)
-				c.StartedAt = ago(12 * time.Minute)
+				c.StartedAt, c.Stage = ago(12*time.Minute), 2
 				return rolloutFacts(c)
 			}(),
 			check: func(t *testing.T, s Story) {
 				equal(t, "took", s.Timing.Took, duration(7*time.Minute))
+				equal(t, "stage", s.Batch.Stage, 2)
 				if !strings.HasPrefix(s.Timing.Text, "took 7m, from its own start to its completion;") {
 					t.Errorf("text: %s", s.Timing.Text)
 				}
