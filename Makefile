@@ -45,8 +45,9 @@ help: ## Show this help.
 
 # The demo's knobs (see docs/tutorial.md): fleet size, batch size, how long a simulated
 # upgrade takes, a cluster that never finishes (to show a batch timeout), the rollout's
-# timeout in minutes (0 keeps the sample's), KEEP=1 to leave the hub running, and MODE=Window or
-# MODE=Progressive for a rollout mode other than TALM's batches.
+# timeout in minutes (0 keeps the sample's), KEEP=1 to leave the hub running, MODE=Window or
+# MODE=Progressive for a rollout mode other than TALM's batches, and FULL=1 to list every
+# cluster of a long batch (abbreviated to its count and runs of names otherwise).
 CLUSTERS ?= 12
 MAX_CONCURRENCY ?= 4
 UPGRADE_DURATION ?= 8s
@@ -57,13 +58,14 @@ DASHBOARD_PORT ?= 3270
 KIND ?= cgu
 FAIL ?=
 MODE ?=
+FULL ?= 0
 
 .PHONY: demo
-demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1, DASHBOARD_PORT, MODE=Window|Progressive; KIND=ibgu with FAIL for an image-based group upgrade; KIND=mcu for a release-named upgrade of a mixed fleet).
+demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1, DASHBOARD_PORT, MODE=Window|Progressive, FULL=1; KIND=ibgu with FAIL for an image-based group upgrade; KIND=mcu for a release-named upgrade of a mixed fleet).
 	go build -o $(LOCALBIN)/cgu-demo ./cmd/cgu-demo
 	$(LOCALBIN)/cgu-demo --kind=$(KIND) --clusters=$(CLUSTERS) --max-concurrency=$(MAX_CONCURRENCY) \
 		--upgrade-duration=$(UPGRADE_DURATION) --stall=$(STALL) --fail=$(FAIL) --timeout=$(TIMEOUT) --dashboard-port=$(DASHBOARD_PORT) --mode=$(MODE) \
-		$(if $(filter 1 true yes,$(KEEP)),--keep)
+		$(if $(filter 1 true yes,$(KEEP)),--keep) $(if $(filter 1 true yes,$(FULL)),--all-clusters)
 
 ##@ Development
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -61,15 +62,35 @@ type demo struct {
 	dashboardDone <-chan struct{}
 }
 
-func clusterName(i int) string { return fmt.Sprintf("sno-%02d", i) }
+// clusterName is the name of the fleet's i-th cluster: its number padded to the digits of
+// the fleet's size, at least two (sno-01 of 12, sno-001 of 300, sno-0001 of 3500), so that
+// the names sort as the numbers do.
+func (o options) clusterName(i int) string {
+	return fmt.Sprintf("sno-%0*d", max(2, len(strconv.Itoa(o.clusters))), i)
+}
 
-func isFleetCluster(name string, clusters int) bool {
-	for i := 1; i <= clusters; i++ {
-		if clusterName(i) == name {
-			return true
-		}
+// fleetCluster returns the name of the fleet's cluster that name numbers, however padded
+// (sno-5, sno-05 and sno-005 of 300 clusters are sno-005); false when it numbers none.
+func (o options) fleetCluster(name string) (string, bool) {
+	number, ok := strings.CutPrefix(name, "sno-")
+	if !ok || number == "" || strings.Trim(number, "0123456789") != "" {
+		return name, false
 	}
-	return false
+	i, err := strconv.Atoi(number)
+	if err != nil || i < 1 || i > o.clusters {
+		return name, false
+	}
+	return o.clusterName(i), true
+}
+
+// fleetClusters renames the clusters a manifest names (the canaries of samples/demo) to the
+// fleet's padding; other names stay.
+func (o options) fleetClusters(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i], _ = o.fleetCluster(n)
+	}
+	return out
 }
 
 // startDemo starts the hub, the update service, the spokes and the operator, then applies
@@ -124,7 +145,7 @@ func (d *demo) startFleet(ctx context.Context, log logr.Logger, out *terminal) e
 	clusters := make([]world.Cluster, n)
 	spokes := make([]sim.SpokeSpec, n)
 	for i := range n {
-		name := clusterName(i + 1)
+		name := d.opts.clusterName(i + 1)
 		clusters[i] = world.Cluster{Name: name, Labels: map[string]string{"demo": "true", "common": "true"}}
 		spokes[i] = sim.SpokeSpec{Name: name, Version: fromVersion, Channel: channel,
 			Behaviour: sim.Behaviour{Duration: d.opts.upgradeDuration, Stall: name == d.opts.stall}}
@@ -208,8 +229,18 @@ func (d *demo) take(o *unstructured.Unstructured) error {
 	return k.tune(o)
 }
 
-// tune applies the demo's options to the CGU manifest.
+// tune applies the demo's options to the CGU manifest, its canaries named as the fleet's
+// clusters are.
 func (d *demo) tune(o *unstructured.Unstructured) error {
+	canaries, found, err := unstructured.NestedStringSlice(o.Object, "spec", "remediationStrategy", "canaries")
+	if err != nil {
+		return err
+	}
+	if found {
+		if err := unstructured.SetNestedStringSlice(o.Object, d.opts.fleetClusters(canaries), "spec", "remediationStrategy", "canaries"); err != nil {
+			return err
+		}
+	}
 	if err := unstructured.SetNestedField(o.Object, int64(d.opts.maxConcurrency), "spec", "remediationStrategy", "maxConcurrency"); err != nil {
 		return err
 	}

@@ -42,6 +42,9 @@ type options struct {
 	// dashboardPort is where kubectl cgu's dashboard of the demo is served: 0 picks a free
 	// port, a negative one serves none.
 	dashboardPort int
+	// allClusters lists every cluster of each batch in the plan and the summary; without
+	// it a batch of more than listBound clusters is abbreviated to its runs of names.
+	allClusters bool
 }
 
 // The demo's kinds, and their manifests.
@@ -60,7 +63,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.clusters, "clusters", 12, "Simulated clusters in the fleet (at least 3; sno-01 and sno-02 are the canaries).")
 	fs.IntVar(&o.maxConcurrency, "max-concurrency", 4, "Clusters per batch after the canaries.")
 	fs.DurationVar(&o.upgradeDuration, "upgrade-duration", 8*time.Second, "How long a simulated cluster takes to upgrade.")
-	fs.StringVar(&o.stall, "stall", "", `A cluster whose upgrade never finishes (for example sno-05), to show a batch timeout.`)
+	fs.StringVar(&o.stall, "stall", "", `A cluster whose upgrade never finishes (for example sno-05; sno-005 of 100 clusters or more), to show a batch timeout.`)
 	fs.IntVar(&o.timeout, "timeout", 0, "The rollout's timeout in minutes (0 keeps the sample's 6).")
 	fs.BoolVar(&o.keep, "keep", false, "Keep the hub running after the rollout and print its KUBECONFIG, until Ctrl-C.")
 	fs.StringVar(&o.samples, "samples", "", "Directory of the demo manifests (default "+samplesCGU+", "+samplesIBGU+" with --kind=ibgu, "+samplesMCU+" with --kind=mcu).")
@@ -68,6 +71,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.fail, "fail", "", "With --kind=ibgu, a cluster whose Prep fails (for example sno-05), to show AbortOnFailure.")
 	fs.StringVar(&o.mode, "mode", "", "How the clusters after the canaries are remediated: Batches (TALM's, the sample's), Window or Progressive (stages of 1, 2, 4, ...).")
 	fs.BoolVar(&o.plain, "plain", false, "Print plain lines even on a terminal.")
+	fs.BoolVar(&o.allClusters, "all-clusters", false,
+		"List every cluster of each batch in the plan and the summary (a batch of more than 8 is abbreviated to its count and runs of names, sno-003..sno-042, otherwise).")
 	fs.IntVar(&o.dashboardPort, "dashboard-port", cli.DefaultDashboardPort,
 		"Serve kubectl cgu's dashboard of the demo on this port of 127.0.0.1 (0 picks a free one, -1 serves none).")
 	if err := fs.Parse(args); err != nil {
@@ -79,6 +84,8 @@ func parseFlags(args []string) (options, error) {
 	if o.samples == "" {
 		o.samples = map[string]string{kindCGU: samplesCGU, kindIBGU: samplesIBGU, kindMCU: samplesMCU}[o.kind]
 	}
+	o.stall, _ = o.fleetCluster(o.stall)
+	o.fail, _ = o.fleetCluster(o.fail)
 	return o, nil
 }
 
@@ -98,10 +105,18 @@ func (o options) check() error {
 	case o.dashboardPort > 65535:
 		return fmt.Errorf("--dashboard-port must be at most 65535, got %d", o.dashboardPort)
 	}
-	if o.stall != "" && !isFleetCluster(o.stall, o.clusters) {
-		return fmt.Errorf("--stall %q is not one of sno-01 to %s", o.stall, clusterName(o.clusters))
+	if err := o.checkCluster("--stall", o.stall); err != nil {
+		return err
 	}
 	return o.checkKind()
+}
+
+// checkCluster refuses a flag's cluster that is not one of the fleet's.
+func (o options) checkCluster(flag, name string) error {
+	if _, ok := o.fleetCluster(name); name != "" && !ok {
+		return fmt.Errorf("%s %q is not one of %s to %s", flag, name, o.clusterName(1), o.clusterName(o.clusters))
+	}
+	return nil
 }
 
 // checkKind refuses a kind the demo does not run, and options for the other kind.
@@ -112,8 +127,8 @@ func (o options) checkKind() error {
 			return fmt.Errorf("--fail is for --kind=ibgu; a ClusterGroupUpgrade's cluster stalls with --stall")
 		}
 	case kindIBGU:
-		if o.fail != "" && !isFleetCluster(o.fail, o.clusters) {
-			return fmt.Errorf("--fail %q is not one of sno-01 to %s", o.fail, clusterName(o.clusters))
+		if err := o.checkCluster("--fail", o.fail); err != nil {
+			return err
 		}
 		if o.mode != "" {
 			return fmt.Errorf("--mode is for --kind=cgu; an image-based group upgrade's steps run in batches")
@@ -150,6 +165,7 @@ func main() {
 // run plays the demo and returns the exit code: 0 when the rollout completed.
 func run(ctx context.Context, opts options, stdout, stderr io.Writer) int {
 	out := newTerminal(stdout, stderr, opts.plain)
+	out.allClusters = opts.allClusters
 	d, err := startDemo(ctx, opts, out)
 	if d != nil {
 		defer d.stop(out)

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
@@ -112,12 +115,23 @@ func TestFlags(t *testing.T) {
 	cases := map[string]struct {
 		args []string
 		err  string
+		// stall is the stalled cluster as the demo names it.
+		stall string
 	}{
+		"a stall in a fleet of 300":       {args: []string{"--clusters=300", "--stall=sno-150"}, stall: "sno-150"},
+		"a stall padded to another width": {args: []string{"--clusters=300", "--stall=sno-05"}, stall: "sno-005"},
+		"a stall in a fleet of 3500":      {args: []string{"--clusters=3500", "--stall=sno-5"}, stall: "sno-0005"},
+		"a stall outside a fleet of 300": {args: []string{"--clusters=300", "--stall=sno-301"},
+			err: `--stall "sno-301" is not one of sno-001 to sno-300`},
+		"a stall that names no number": {args: []string{"--stall=sno-x1"}, err: `--stall "sno-x1" is not one of sno-01 to sno-12`},
+		"a stall numbered zero":        {args: []string{"--stall=sno-00"}, err: `--stall "sno-00" is not one of sno-01 to sno-12`},
+		"a failing cluster of 1000": {args: []string{"--clusters=1000", "--kind=ibgu", "--fail=sno-1001"},
+			err: `--fail "sno-1001" is not one of sno-0001 to sno-1000`},
 		"defaults":           {},
 		"too few clusters":   {args: []string{"--clusters=2"}, err: "--clusters must be at least 3, got 2"},
 		"unknown stall":      {args: []string{"--stall=sno-99"}, err: `--stall "sno-99" is not one of sno-01 to sno-12`},
 		"negative timeout":   {args: []string{"--timeout=-1"}, err: "--timeout must not be negative, got -1"},
-		"stall in the fleet": {args: []string{"--clusters=5", "--stall=sno-05"}},
+		"stall in the fleet": {args: []string{"--clusters=5", "--stall=sno-05"}, stall: "sno-05"},
 		"an IBGU failing":    {args: []string{"--kind=ibgu", "--fail=sno-03"}},
 		"unknown kind":       {args: []string{"--kind=policy"}, err: `--kind must be cgu, ibgu or mcu, got "policy"`},
 		"fail without ibgu":  {args: []string{"--fail=sno-03"}, err: "--fail is for --kind=ibgu; a ClusterGroupUpgrade's cluster stalls with --stall"},
@@ -130,13 +144,66 @@ func TestFlags(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := parseFlags(tc.args)
+			o, err := parseFlags(tc.args)
 			switch {
 			case tc.err == "" && err != nil:
 				t.Fatalf("unexpected error %v", err)
 			case tc.err != "" && (err == nil || err.Error() != tc.err):
 				t.Fatalf("error %v, want %q", err, tc.err)
+			case err == nil && o.stall != tc.stall:
+				t.Fatalf("stalls %q, want %q", o.stall, tc.stall)
 			}
+		})
+	}
+}
+
+// The samples name their canaries sno-01 and sno-02; a fleet of 100 clusters or more names
+// them sno-001 and sno-002, and the demo renames them to match.
+func TestCanariesNamedAsTheFleet(t *testing.T) {
+	cases := map[string]struct {
+		kind, samples string
+		canaries      []string
+		path          func(*unstructured.Unstructured) ([]string, error)
+	}{
+		"a ClusterGroupUpgrade's canaries": {kind: kindCGU, samples: "../../samples/demo", canaries: []string{"sno-001", "sno-002"},
+			path: func(o *unstructured.Unstructured) ([]string, error) {
+				v, _, err := unstructured.NestedStringSlice(o.Object, "spec", "remediationStrategy", "canaries")
+				return v, err
+			}},
+		"a ManagedClustersUpgrade's canary selector": {kind: kindMCU, samples: "../../samples/demo-mcu", canaries: []string{"sno-001"},
+			path: func(o *unstructured.Unstructured) ([]string, error) {
+				e, _, err := unstructured.NestedSlice(o.Object, "spec", "upgradeStrategy", "canaryClusters", "clusterSelector", "matchExpressions")
+				if err != nil || len(e) != 1 {
+					return nil, fmt.Errorf("match expressions %v: %w", e, err)
+				}
+				v, _, err := unstructured.NestedStringSlice(e[0].(map[string]any), "values")
+				return v, err
+			}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := &demo{opts: options{clusters: 300, maxConcurrency: 40, kind: tc.kind, samples: tc.samples}}
+			objs, err := readManifests(tc.samples)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range objs {
+				if err := d.take(o); err != nil {
+					t.Fatal(err)
+				}
+				if o.GetName() != d.cgu.Name || o.GetKind() == "Policy" {
+					continue
+				}
+				got, err := tc.path(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, tc.canaries) {
+					t.Errorf("canaries %v, want %v", got, tc.canaries)
+				}
+				return
+			}
+			t.Fatalf("%s holds no %s", tc.samples, tc.kind)
 		})
 	}
 }

@@ -37,8 +37,34 @@ func mcuSpoke(i int, s *sim.SpokeSpec) {
 	}
 }
 
-// tuneMCU applies the demo's --max-concurrency to a ManagedClustersUpgrade.
+// tuneMCU applies the demo's --max-concurrency to a ManagedClustersUpgrade, and names its
+// canaries as the fleet's clusters are.
 func (d *demo) tuneMCU(o *unstructured.Unstructured) error {
+	path := []string{"spec", "upgradeStrategy", "canaryClusters", "clusterSelector", "matchExpressions"}
+	expressions, _, err := unstructured.NestedSlice(o.Object, path...)
+	if err != nil {
+		return err
+	}
+	for i := range expressions {
+		e, ok := expressions[i].(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s[%d] is not an object", strings.Join(path, "."), i)
+		}
+		values, found, err := unstructured.NestedStringSlice(e, "values")
+		if err != nil {
+			return err
+		}
+		if found {
+			if err := unstructured.SetNestedStringSlice(e, d.opts.fleetClusters(values), "values"); err != nil {
+				return err
+			}
+		}
+	}
+	if len(expressions) > 0 {
+		if err := unstructured.SetNestedSlice(o.Object, expressions, path...); err != nil {
+			return err
+		}
+	}
 	return unstructured.SetNestedField(o.Object, int64(max(d.opts.maxConcurrency, 1)), "spec", "upgradeStrategy", "maxConcurrency")
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
+	"github.com/cgu-operator/cgu-operator/pkg/words"
 )
 
 // ANSI styles, used only on a terminal.
@@ -39,6 +41,28 @@ type terminal struct {
 	elapsed  time.Duration
 
 	printed map[string]string // plain mode: the last line printed per subject
+	// allClusters lists every cluster of a batch (--all-clusters) where a long batch is
+	// otherwise abbreviated.
+	allClusters bool
+}
+
+// A batch of more than listBound clusters is written as its count and its first
+// listedRuns runs of names (sno-003..sno-042) unless --all-clusters; lines of names wrap at
+// lineWidth.
+const (
+	listBound  = 8
+	listedRuns = 4
+	lineWidth  = 100
+)
+
+// batchNames writes a batch's clusters for a line: each name in plan order, or for a long
+// batch its count and runs of names in natural order ("40 clusters: sno-003..sno-042"), an
+// item that does not wrap.
+func (t *terminal) batchNames(names []string) []string {
+	if t.allClusters || len(names) <= listBound {
+		return names
+	}
+	return []string{words.Abbreviate(names, "cluster", listedRuns)}
 }
 
 func newTerminal(w, errw io.Writer, plain bool) *terminal {
@@ -72,15 +96,11 @@ func (t *terminal) plan(cgu *ranv1alpha1.ClusterGroupUpgrade, batches []batchVie
 	t.step("The plan of %s/%s, visible while spec.enable is false: %d clusters in %d batches (%d canary)",
 		cgu.Namespace, cgu.Name, p.Clusters, p.Batches, p.CanaryBatches)
 	for _, b := range batches {
-		names := make([]string, len(b.clusters))
-		for i, c := range b.clusters {
-			names[i] = c.name
-		}
-		shape := ""
+		lines := words.Wrap(fmt.Sprintf("    %-20s", b.label(len(batches))), t.batchNames(b.names()), nil, lineWidth)
 		if b.shape != "" {
-			shape = " (" + b.shape + ")"
+			lines[len(lines)-1] += " (" + b.shape + ")"
 		}
-		fmt.Fprintf(t.w, "    %-20s %s%s\n", b.label(len(batches)), strings.Join(names, " "), shape)
+		fmt.Fprintln(t.w, strings.Join(lines, "\n"))
 	}
 	fmt.Fprintf(t.w, "    Timeout %d minutes: each batch gets the time left divided by the batches left\n", timeoutMinutes(cgu))
 }
@@ -246,7 +266,7 @@ func (t *terminal) summary(r result) int {
 		if !b.started.IsZero() && !b.finished.IsZero() {
 			took = clock(b.finished.Sub(b.started))
 		}
-		fmt.Fprintf(t.w, "    %-20s %d clusters, %d upgraded, %d timed out, %s\n", b.label(len(s.batches)), len(b.clusters),
+		fmt.Fprintf(t.w, "    %-20s %s, %d upgraded, %d timed out, %s\n", b.label(len(s.batches)), words.Plural(len(b.clusters), "cluster"),
 			b.count(ranv1alpha1.ClusterCompleted), b.count(ranv1alpha1.ClusterTimedOut), took)
 	}
 	upgraded, late := s.count(ranv1alpha1.ClusterCompleted), s.count(ranv1alpha1.ClusterTimedOut)
@@ -275,9 +295,16 @@ func (t *terminal) talmView(cgu *ranv1alpha1.ClusterGroupUpgrade) {
 	fmt.Fprintf(t.w, "    conditions:           %s\n", strings.Join(conditions, ", "))
 	var plan []string
 	for _, b := range st.RemediationPlan {
-		plan = append(plan, "["+strings.Join(b, " ")+"]")
+		if len(b) == 0 {
+			plan = append(plan, "[]")
+			continue
+		}
+		names := slices.Clone(t.batchNames(b))
+		names[0] = "[" + names[0]
+		names[len(names)-1] += "]"
+		plan = append(plan, names...)
 	}
-	fmt.Fprintf(t.w, "    remediationPlan:      %s\n", strings.Join(plan, " "))
+	fmt.Fprintln(t.w, strings.Join(words.Wrap("    remediationPlan:     ", plan, nil, lineWidth), "\n"))
 	states := map[string]int{}
 	for _, c := range st.Clusters {
 		states[c.State]++

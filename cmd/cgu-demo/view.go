@@ -44,6 +44,15 @@ func (b batchView) count(states ...ranv1alpha1.ClusterState) int {
 	return n
 }
 
+// names are the batch's clusters in plan order.
+func (b batchView) names() []string {
+	out := make([]string, len(b.clusters))
+	for i, c := range b.clusters {
+		out[i] = c.name
+	}
+	return out
+}
+
 func (b batchView) done() int {
 	return b.count(ranv1alpha1.ClusterCompleted, ranv1alpha1.ClusterTimedOut, ranv1alpha1.ClusterFailed)
 }
