@@ -40,7 +40,8 @@ ClusterGroupUpgrade, its state and its clusters, how many clusters completed, fa
 run each action, and the clusters with a failed action, with what the lifecycle agent
 said (the first 20). The counts of actions are over the clusters the status lists.
 
-With -o json or -o yaml, print the object (or a List of them).`,
+With -o json or -o yaml, print the object (or a List of them); -o name, -o jsonpath=...
+and -o go-template=... print them as kubectl does.`,
 		`  kubectl cgu ibgu -n ztp-upgrades
   kubectl cgu ibgu to-4.18 -n ztp-upgrades
   kubectl cgu ibgu -A -o yaml`)

@@ -32,15 +32,18 @@ namespace with -A, sorted by namespace and name: their state, the current batch 
 the batches of the plan, the clusters done (completed, timed out or failed) out of the
 clusters of the plan, and their age.
 
-With -o json or -o yaml, print a List of the ClusterGroupUpgrade objects.`,
+With -o json or -o yaml, print a List of the ClusterGroupUpgrade objects; -o name prints
+each one's clustergroupupgrade.ran.openshift.io/NAME, -o jsonpath=... and -o go-template=...
+read the List as kubectl's do.`,
 		Example: `  kubectl cgu list -n ztp-upgrades
   kubectl cgu ls -A
-  kubectl cgu list -o yaml`,
+  kubectl cgu list -o yaml
+  kubectl cgu list -A -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.status.state}{"\n"}{end}'`,
 		Args: cobra.NoArgs,
 		RunE: runE(o.run),
 	}
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the ClusterGroupUpgrades of every namespace")
-	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, "Output format: table, json or yaml")
+	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, outputHelp)
 	return cmd
 }
 

@@ -42,7 +42,8 @@ ClusterGroupUpgrade (kubectl cgu status NAME shows its batches), the updates of 
 and of the pre- and post-upgrade actions, and the held clusters with the reason (the first
 20).
 
-With -o json or -o yaml, print the object (or a List of them).`,
+With -o json or -o yaml, print the object (or a List of them); -o name, -o jsonpath=...
+and -o go-template=... print them as kubectl does.`,
 		`  kubectl cgu mcu -n fleet-upgrades
   kubectl cgu mcu to-4.16.20 -n fleet-upgrades
   kubectl cgu mcu -A -o yaml`)

@@ -92,7 +92,8 @@ clusters left out because they already comply with every managed policy. The ope
 freezes the plan when the rollout starts; from then on the plan is read from the batch
 records, with the state of each cluster.
 
-With -o json or -o yaml, print the plan as data:
+With -o json or -o yaml, print the plan as data (-o jsonpath=... and -o go-template=... read
+the same document):
   frozen            true once the rollout started, false for a preview
   batches           [{index, canary, window, clusters: [{name, state}]}], state once frozen;
                     window, in a Window rollout, is how many of the batch run at once
@@ -102,15 +103,19 @@ With -o json or -o yaml, print the plan as data:
                     spreadAddedBatches, the batches the spread added
   problem           {reason, message} when the operator cannot plan the spec`,
 		Example: `  kubectl cgu plan upgrade -n ztp-upgrades
-  kubectl cgu plan upgrade -o json | jq '.batches[] | select(.canary)'`,
+  kubectl cgu plan upgrade -o json | jq '.batches[] | select(.canary)'
+  kubectl cgu plan upgrade -o jsonpath='{range .batches[*]}{.index}{" "}{.clusters[*].name}{"\n"}{end}'`,
 		Args: exactlyOneName,
 		RunE: runE(o.run),
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, "Output format: table, json or yaml")
+	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, documentOutputHelp)
 	return cmd
 }
 
 func (o *planOptions) run(ctx context.Context, args []string) error {
+	if err := checkDocumentOutput(o.output, "a plan"); err != nil {
+		return err
+	}
 	c, cgu, err := o.upgrade(ctx, o.output, args[0])
 	if err != nil {
 		return err

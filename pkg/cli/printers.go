@@ -10,43 +10,136 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/words"
 )
 
-// Output formats of -o/--output.
+// Output formats of -o/--output: the commands' own text (table, the default), JSON and
+// YAML as the commands write them, and kubectl's printers (k8s.io/cli-runtime) for name,
+// jsonpath=, jsonpath-file=, go-template= and go-template-file=.
 const (
 	outputTable = "table"
 	outputJSON  = "json"
 	outputYAML  = "yaml"
+	outputName  = "name"
 )
 
-// checkOutput refuses an unknown -o value.
+// outputHelp is the help of -o of a command that prints API objects, documentOutputHelp of
+// one that prints a document of its own (a plan): -o name is for objects only.
+const (
+	outputHelp         = "Output format: table, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE"
+	documentOutputHelp = "Output format: table, json, yaml, jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE"
+)
+
+// checkOutput refuses, before the command reads the hub, an -o value no printer takes or a
+// template that does not parse.
 func checkOutput(format string) error {
-	switch format {
-	case outputTable, outputJSON, outputYAML:
-		return nil
-	}
-	return usageError("unknown output format %q: use table, json or yaml", format)
+	_, err := kubectlPrinter(format)
+	return err
 }
 
-// printData writes v as indented JSON or as YAML.
+// checkDocumentOutput is checkOutput for a command that prints a document of its own, what
+// it is ("a plan"), not API objects: it refuses -o name too.
+func checkDocumentOutput(format, what string) error {
+	if format == outputName {
+		return nameOfNoObject(what)
+	}
+	return checkOutput(format)
+}
+
+func nameOfNoObject(what string) error {
+	return usageError("-o name writes the kind and name of API objects, and this command prints %s: "+
+		"use json, yaml, jsonpath=TEMPLATE or go-template=TEMPLATE", what)
+}
+
+// kubectlPrinter returns kubectl's printer of an -o format the commands do not write
+// themselves; nil for table, json and yaml.
+func kubectlPrinter(format string) (printers.ResourcePrinter, error) {
+	switch format {
+	case outputTable, outputJSON, outputYAML:
+		return nil, nil
+	}
+	flags := genericclioptions.PrintFlags{OutputFormat: &format,
+		NamePrintFlags: genericclioptions.NewNamePrintFlags(""), TemplatePrinterFlags: genericclioptions.NewKubeTemplatePrintFlags()}
+	p, err := flags.ToPrinter()
+	switch {
+	case genericclioptions.IsNoCompatiblePrinterError(err):
+		return nil, usageError("unknown output format %q: use table, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, "+
+			"go-template=TEMPLATE or go-template-file=FILE", format)
+	case err != nil:
+		kind, _, _ := strings.Cut(format, "=")
+		return nil, usageError("-o %s: %w", kind, err)
+	}
+	return p, nil
+}
+
+// printData writes v in an -o format other than table: an API object (its apiVersion and
+// kind set), an objectList of them, or a document of a command's own that is no object (a
+// plan). JSON and YAML are written as the commands always wrote them; the other formats by
+// kubectl's printers, a document read as the JSON it prints as.
 func printData(w io.Writer, format string, v any) error {
 	var out []byte
 	var err error
-	if format == outputYAML {
-		out, err = yaml.Marshal(v)
-	} else {
+	switch format {
+	case outputJSON:
 		out, err = json.MarshalIndent(v, "", "    ")
 		out = append(out, '\n')
+	case outputYAML:
+		out, err = yaml.Marshal(v)
+	default:
+		return printWithKubectl(w, format, v)
 	}
 	if err != nil {
 		return fmt.Errorf("encoding the output: %w", err)
 	}
 	_, err = w.Write(out)
 	return err
+}
+
+func printWithKubectl(w io.Writer, format string, v any) error {
+	p, err := kubectlPrinter(format)
+	if err != nil {
+		return err
+	}
+	obj, isObject, err := printedObject(v)
+	if err != nil {
+		return err
+	}
+	if format == outputName && !isObject {
+		return nameOfNoObject("no API object")
+	}
+	return p.PrintObj(obj, w)
+}
+
+// printedObject returns v as kubectl's printers take it: an object that says its kind as
+// it is; an objectList as a List of unstructured objects; anything else as the unstructured
+// content of its JSON, then isObject is false.
+func printedObject(v any) (obj runtime.Object, isObject bool, err error) {
+	if o, ok := v.(runtime.Object); ok && !o.GetObjectKind().GroupVersionKind().Empty() {
+		return o, true, nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, false, fmt.Errorf("encoding the output: %w", err)
+	}
+	var content map[string]any
+	if err := utiljson.Unmarshal(data, &content); err != nil { // numbers as int64 where whole
+		return nil, false, fmt.Errorf("encoding the output: %w", err)
+	}
+	if _, ok := v.(objectList); ok {
+		list := &unstructured.UnstructuredList{}
+		list.SetUnstructuredContent(content)
+		return list, true, nil
+	}
+	return &unstructured.Unstructured{Object: content}, false, nil
 }
 
 // Values of --color.
@@ -196,12 +289,13 @@ func ago(t, now time.Time) string {
 	return words.Duration(now.Sub(t)) + " ago"
 }
 
-// age is the time since t, "-" when t is unknown.
+// age is the time since t as kubectl get writes its AGE column (45s, 5m30s, 3h10m, 2d4h,
+// 400d), "-" when t is unknown.
 func age(t, now time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return words.Duration(now.Sub(t))
+	return duration.HumanDuration(now.Sub(t))
 }
 
 // orDash returns s, or "-" when it is empty.

@@ -38,7 +38,8 @@ in each state, the time left before the rollout times out, the estimate of how l
 batches left take (a running rollout; the one preflight and the dashboard show), and what
 the rollout waits for.
 
-With -o json or -o yaml, print the ClusterGroupUpgrade object.
+With -o json or -o yaml, print the ClusterGroupUpgrade object; -o name, -o jsonpath=...
+and -o go-template=... print it as kubectl does.
 
 With --exit-state, the exit code follows the state instead of being 0:
   0   Completed
@@ -49,11 +50,12 @@ so that a script can tell them apart:
   kubectl cgu status upgrade --exit-state >/dev/null
   case $? in 0) echo completed ;; 10) echo running ;; 11|12) echo "needs attention" ;; *) echo error ;; esac`,
 		Example: `  kubectl cgu status upgrade -n ztp-upgrades
-  kubectl cgu status upgrade --exit-state`,
+  kubectl cgu status upgrade --exit-state
+  kubectl cgu status upgrade -o jsonpath='{.status.state}'`,
 		Args: exactlyOneName,
 		RunE: runE(o.run),
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, "Output format: table, json or yaml")
+	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, outputHelp)
 	cmd.Flags().BoolVar(&o.exitState, "exit-state", false,
 		"Exit with a code that follows the state: 0 Completed, 10 NotStarted or NotCompleted, 11 CannotStart, 12 TimedOut")
 	return cmd
