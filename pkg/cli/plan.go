@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,7 +78,17 @@ type PlanProblem struct {
 type planOptions struct {
 	*env
 	output string
+	// allClusters lists every cluster of a batch; otherwise a batch of more than
+	// planListBound is abbreviated.
+	allClusters bool
 }
+
+// A batch, or the clusters left out, of more than planListBound clusters is written as its
+// count and its first planRuns runs of names, unless --all-clusters.
+const (
+	planListBound = 10
+	planRuns      = 5
+)
 
 func newPlanCommand(e *env) *cobra.Command {
 	o := &planOptions{env: e}
@@ -85,6 +98,9 @@ func newPlanCommand(e *env) *cobra.Command {
 		Long: `Show the plan of a ClusterGroupUpgrade: one line per batch, canary batches first, with the
 clusters of each batch. In a Window rollout (spec.remediationStrategy.mode), the clusters
 after the canaries are one batch, a window that keeps maxConcurrency of them in progress.
+A batch of more than 10 clusters is written as its count and its first runs of names in
+natural order ("40 clusters: sno-003..sno-042", "sno-9" before "sno-10"), with the count of
+its clusters in each state once frozen; --all-clusters lists every cluster in plan order.
 
 Before the rollout starts the plan is a preview, computed from the hub as the operator
 computes it (selected clusters, canaries, maxConcurrency, managed policies), with the
@@ -92,8 +108,8 @@ clusters left out because they already comply with every managed policy. The ope
 freezes the plan when the rollout starts; from then on the plan is read from the batch
 records, with the state of each cluster.
 
-With -o json or -o yaml, print the plan as data (-o jsonpath=... and -o go-template=... read
-the same document):
+With -o json or -o yaml, print the plan as data, every cluster named (-o jsonpath=... and
+-o go-template=... read the same document):
   frozen            true once the rollout started, false for a preview
   batches           [{index, canary, window, clusters: [{name, state}]}], state once frozen;
                     window, in a Window rollout, is how many of the batch run at once
@@ -103,12 +119,15 @@ the same document):
                     spreadAddedBatches, the batches the spread added
   problem           {reason, message} when the operator cannot plan the spec`,
 		Example: `  kubectl cgu plan upgrade -n ztp-upgrades
+  kubectl cgu plan upgrade --all-clusters
   kubectl cgu plan upgrade -o json | jq '.batches[] | select(.canary)'
   kubectl cgu plan upgrade -o jsonpath='{range .batches[*]}{.index}{" "}{.clusters[*].name}{"\n"}{end}'`,
 		Args: exactlyOneName,
 		RunE: runE(o.run),
 	}
 	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, documentOutputHelp)
+	cmd.Flags().BoolVar(&o.allClusters, "all-clusters", false,
+		"List every cluster of each batch, in plan order, rather than a long batch's count and runs of names")
 	return cmd
 }
 
@@ -127,7 +146,8 @@ func (o *planOptions) run(ctx context.Context, args []string) error {
 	if o.output != outputTable {
 		return printData(o.IOStreams.Out, o.output, out)
 	}
-	return writePlan(o.IOStreams.Out, o.painter(), planText{cgu: cgu, plan: out, frozenAt: frozenAt, now: o.now(), width: o.width()})
+	return writePlan(o.IOStreams.Out, o.painter(), planText{cgu: cgu, plan: out, frozenAt: frozenAt, now: o.now(), width: o.width(),
+		allClusters: o.allClusters})
 }
 
 // readPlan reads the frozen plan of a started rollout, or previews it; it returns when
@@ -215,6 +235,8 @@ type planText struct {
 	now      time.Time
 	// width is the width lists of clusters wrap at.
 	width int
+	// allClusters lists every cluster of a long batch (--all-clusters).
+	allClusters bool
 }
 
 // writePlan writes the plan for people: a summary, whether it is frozen, one line per
@@ -241,7 +263,7 @@ func writePlan(w io.Writer, p painter, t planText) error {
 		b.WriteString(line + "\n")
 	}
 	for _, batch := range t.plan.Batches {
-		for _, line := range batchLines(p, batch, t.width) {
+		for _, line := range batchLines(p, batch, t.width, t.allClusters) {
 			b.WriteString(line + "\n")
 		}
 	}
@@ -253,8 +275,9 @@ func writePlan(w io.Writer, p painter, t planText) error {
 }
 
 // batchLines writes one batch, "Batch 3: a b c" or "Batch 1 (canary): a (Completed)",
-// wrapped at width.
-func batchLines(p painter, batch PlanBatch, width int) []string {
+// wrapped at width; a batch of more than planListBound clusters as its count and runs of
+// names, "Batch 3: 40 clusters: sno-003..sno-042 (38 Completed, 2 TimedOut)", unless all.
+func batchLines(p painter, batch PlanBatch, width int, all bool) []string {
 	prefix := fmt.Sprintf("Batch %d:", batch.Index)
 	switch {
 	case batch.Canary:
@@ -263,6 +286,10 @@ func batchLines(p painter, batch PlanBatch, width int) []string {
 		prefix = fmt.Sprintf("Batch %d (a window of %d in progress at once):", batch.Index, batch.Window)
 	case len(batch.Stages) > 0:
 		prefix = fmt.Sprintf("Batch %d (%s):", batch.Index, stagesPhrase(batch.Stages, batch.StopUnhealthy))
+	}
+	if !all && len(batch.Clusters) > planListBound {
+		items, visible := abbreviatedBatch(p, batch.Clusters)
+		return words.Wrap(prefix, items, visible, width)
 	}
 	names := make([]string, len(batch.Clusters))
 	visible := make([]int, len(batch.Clusters))
@@ -276,6 +303,52 @@ func batchLines(p painter, batch PlanBatch, width int) []string {
 	return words.Wrap(prefix, names, visible, width)
 }
 
+// planStates is the order batchStates counts states in; others follow by name.
+var planStates = []ranv1alpha1.ClusterState{ranv1alpha1.ClusterCompleted, ranv1alpha1.ClusterInProgress, ranv1alpha1.ClusterTimedOut,
+	ranv1alpha1.ClusterFailed, ranv1alpha1.ClusterHeld, ranv1alpha1.ClusterPending}
+
+// abbreviatedBatch writes a long batch as words to wrap, with their visible widths: its
+// count and runs of names, then, once frozen, how many of its clusters are in each state.
+func abbreviatedBatch(p painter, clusters []PlanCluster) ([]string, []int) {
+	names := make([]string, len(clusters))
+	counts := map[ranv1alpha1.ClusterState]int{}
+	for i, c := range clusters {
+		names[i] = c.Name
+		if c.State != "" {
+			counts[c.State]++
+		}
+	}
+	items := strings.Fields(words.Abbreviate(names, "cluster", planRuns))
+	visible := make([]int, len(items))
+	for i, item := range items {
+		visible[i] = utf8.RuneCountInString(item)
+	}
+	states := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(states, func(a, b ranv1alpha1.ClusterState) int {
+		return cmp.Or(cmp.Compare(stateRank(a), stateRank(b)), strings.Compare(string(a), string(b)))
+	})
+	for i, st := range states {
+		n, end := strconv.Itoa(counts[st]), ","
+		if i == 0 {
+			n = "(" + n
+		}
+		if i == len(states)-1 {
+			end = ")"
+		}
+		items = append(items, n+" "+p.state(string(st))+end)
+		visible = append(visible, len(n)+len(st)+2)
+	}
+	return items, visible
+}
+
+// stateRank is a state's place in planStates, past them for another.
+func stateRank(s ranv1alpha1.ClusterState) int {
+	if i := slices.Index(planStates, s); i >= 0 {
+		return i
+	}
+	return len(planStates)
+}
+
 // leftOut says which clusters the plan left out as already compliant: named in a
 // preview, counted (from the status) once frozen.
 func leftOut(t planText) string {
@@ -285,6 +358,8 @@ func leftOut(t planText) string {
 		return ""
 	case !t.plan.Frozen && len(t.plan.SkippedCompliant) == 0:
 		return label + "none"
+	case !t.plan.Frozen && !t.allClusters && len(t.plan.SkippedCompliant) > planListBound:
+		return label + words.Abbreviate(t.plan.SkippedCompliant, "cluster", planRuns)
 	case !t.plan.Frozen:
 		return label + strings.Join(t.plan.SkippedCompliant, " ")
 	case t.cgu.Status.Plan != nil && t.cgu.Status.Plan.SkippedCompliant > 0:
