@@ -36,7 +36,9 @@ func newStatusCommand(e *env) *cobra.Command {
 the current batch with the state of its clusters and its deadline, how many clusters are
 in each state, the time left before the rollout times out, the estimate of how long the
 batches left take (a running rollout; the one preflight and the dashboard show), and what
-the rollout waits for.
+the rollout waits for. Of a rollout that ended (Completed or TimedOut): how long it ran,
+and the clusters that timed out or failed, read from its batch records (the first 20 runs
+of names, sno-003..sno-042, and how many more).
 
 With -o json or -o yaml, print the ClusterGroupUpgrade object; -o name, -o jsonpath=...
 and -o go-template=... print it as kubectl does.
@@ -69,9 +71,9 @@ func (o *statusOptions) run(ctx context.Context, args []string) error {
 	if o.output != outputTable {
 		err = printData(o.IOStreams.Out, o.output, printable(cgu))
 	} else {
-		var est string
-		if est, err = runningEstimate(ctx, c, cgu); err == nil {
-			err = writeStatus(o.IOStreams.Out, o.painter(), cgu, o.now(), est)
+		var facts statusFacts
+		if facts, err = readStatusFacts(ctx, c, cgu); err == nil {
+			err = writeStatus(o.IOStreams.Out, o.painter(), cgu, o.now(), o.width(), facts)
 		}
 	}
 	if err != nil || !o.exitState {
@@ -127,22 +129,100 @@ func StateExitCode(state ranv1alpha1.UpgradeState) int {
 // fieldWidth aligns the values of the status's "Label:" lines.
 const fieldWidth = 14
 
-// runningEstimate is the estimate of a rollout that runs (the one preflight and the
-// dashboard show), read from its records; "" for one that has not started or has ended.
-func runningEstimate(ctx context.Context, c client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade) (string, error) {
-	if cgu.Status.State != ranv1alpha1.StateNotCompleted {
-		return "", nil
-	}
-	frozen, err := preview.ReadFrozen(ctx, c, cgu)
-	if err != nil || !frozen.Started {
-		return "", hubError(err)
-	}
-	return estimate.Text(estimateOf(cgu, planOutput(frozen.Plan, true, frozen.State), frozen)), nil
+// statusFacts are what status shows besides the ClusterGroupUpgrade, read from its batch
+// records: the estimate of a running rollout, or how an ended one ended.
+type statusFacts struct {
+	// estimate is the estimate of the rest of a running rollout (the one preflight and the
+	// dashboard show), "" when there is none to show.
+	estimate string
+	ended    endedRollout
 }
 
-// writeStatus writes the status of a ClusterGroupUpgrade for people; est is the estimate of
-// the rest of a running rollout, "" when there is none to show.
-func writeStatus(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time, est string) error {
+// endedRollout is how a rollout that ended ended: when, and the clusters that timed out or
+// failed.
+type endedRollout struct {
+	at               time.Time
+	timedOut, failed []string
+}
+
+// endedShown bounds the runs of names of the clusters an ended rollout lists per state.
+const endedShown = 20
+
+// readStatusFacts reads what status shows of a running rollout, or of one that ended,
+// from its batch records.
+func readStatusFacts(ctx context.Context, c client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade) (statusFacts, error) {
+	switch {
+	case cgu.Status.State == ranv1alpha1.StateNotCompleted:
+		frozen, err := preview.ReadFrozen(ctx, c, cgu)
+		if err != nil || !frozen.Started {
+			return statusFacts{}, hubError(err)
+		}
+		return statusFacts{estimate: estimate.Text(estimateOf(cgu, planOutput(frozen.Plan, true, frozen.State), frozen))}, nil
+	case ended(cgu):
+		records, err := preview.Records(ctx, c, cgu.Namespace, cgu.Name)
+		if err != nil {
+			return statusFacts{}, hubError(err)
+		}
+		return statusFacts{ended: endOf(cgu, records)}, nil
+	}
+	return statusFacts{}, nil
+}
+
+// ended reports whether a rollout ended: Completed, or TimedOut (which still watches its late
+// clusters, and turns Completed if they comply).
+func ended(cgu *ranv1alpha1.ClusterGroupUpgrade) bool {
+	st := cgu.Status
+	return st.CompletedAt != nil || st.State == ranv1alpha1.StateCompleted || st.State == ranv1alpha1.StateTimedOut
+}
+
+// endOf is how a rollout ended, from its status and batch records: the time it completed,
+// else TALM's status.status.completedAt (when it was first seen timed out), else the last
+// batch's end; the clusters the records hold timed out or failed, else those of TALM's
+// status.clusters (shortened in a large fleet).
+func endOf(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.ClusterGroupUpgradeBatch) endedRollout {
+	var out endedRollout
+	var lastBatch time.Time
+	recorded := false
+	for _, r := range records {
+		if f := r.Status.FinishedAt; f != nil && f.After(lastBatch) {
+			lastBatch = f.Time
+		}
+		for _, c := range r.Status.Clusters {
+			recorded = true
+			switch c.State {
+			case ranv1alpha1.ClusterTimedOut:
+				out.timedOut = append(out.timedOut, c.Name)
+			case ranv1alpha1.ClusterFailed:
+				out.failed = append(out.failed, c.Name)
+			}
+		}
+	}
+	st := cgu.Status
+	switch {
+	case st.CompletedAt != nil:
+		out.at = st.CompletedAt.Time
+	case st.Status.CompletedAt != nil:
+		out.at = st.Status.CompletedAt.Time
+	default:
+		out.at = lastBatch
+	}
+	if recorded {
+		return out
+	}
+	for _, c := range st.Clusters {
+		switch c.State {
+		case ranv1alpha1.TALMClusterTimedOut:
+			out.timedOut = append(out.timedOut, c.Name)
+		case ranv1alpha1.TALMClusterFailed:
+			out.failed = append(out.failed, c.Name)
+		}
+	}
+	return out
+}
+
+// writeStatus writes the status of a ClusterGroupUpgrade for people, with the facts read from
+// its batch records; lists of clusters wrap at width.
+func writeStatus(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time, width int, facts statusFacts) error {
 	st := cgu.Status
 	var b strings.Builder
 	field(&b, "Name", cgu.Namespace+"/"+cgu.Name)
@@ -160,10 +240,19 @@ func writeStatus(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade, n
 		counts += fmt.Sprintf(", %d held by the upgrade checks", c.Held)
 	}
 	field(&b, "Clusters", counts)
-	label, text := timeLeft(cgu, now)
+	for _, late := range []struct {
+		label string
+		names []string
+	}{{"Timed out", facts.ended.timedOut}, {"Failed", facts.ended.failed}} {
+		if len(late.names) > 0 {
+			text := strings.Fields(words.Abbreviate(late.names, "cluster", endedShown))
+			b.WriteString(strings.Join(words.Wrap(fmt.Sprintf("%-*s", fieldWidth-1, late.label+":"), text, nil, width), "\n") + "\n")
+		}
+	}
+	label, text := timeLine(cgu, facts.ended.at, now)
 	field(&b, label, text)
-	if est != "" {
-		field(&b, "Estimate", est)
+	if facts.estimate != "" {
+		field(&b, "Estimate", facts.estimate)
 	}
 	field(&b, "Waiting for", waitingFor(cgu))
 	_, err := io.WriteString(w, b.String())
@@ -341,21 +430,19 @@ func deadlinePhrase(at *metav1.Time, now time.Time) string {
 	return ", deadline passed " + ago(at.Time, now)
 }
 
-// timeLeft returns the label and text of the line about the overall deadline: the time
-// left before it, or when the rollout completed.
-func timeLeft(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) (string, string) {
+// timeLine returns the label and text of the line about the rollout's time: how long one
+// that ended (at end, zero when unknown) ran, or the time left before the overall deadline.
+func timeLine(cgu *ranv1alpha1.ClusterGroupUpgrade, end, now time.Time) (string, string) {
+	st := cgu.Status
+	if ended(cgu) {
+		return "Ran", ranText(st.StartedAt, end, now)
+	}
 	minutes := 0
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
 		minutes = rs.Timeout
 	}
-	st := cgu.Status
 	total := timeout.Overall(time.Time{}, minutes).Sub(time.Time{})
-	switch {
-	case st.CompletedAt != nil && st.StartedAt != nil:
-		return "Completed", fmt.Sprintf("%s, after %s", ago(st.CompletedAt.Time, now), words.Duration(st.CompletedAt.Sub(st.StartedAt.Time)))
-	case st.CompletedAt != nil:
-		return "Completed", ago(st.CompletedAt.Time, now)
-	case st.StartedAt == nil:
+	if st.StartedAt == nil {
 		return "Time left", words.Duration(total) + ", counted from the start"
 	}
 	deadline := timeout.Overall(st.StartedAt.Time, minutes)
@@ -363,6 +450,20 @@ func timeLeft(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) (string, stri
 		return "Time left", fmt.Sprintf("%s of %s (started %s)", words.Duration(left), words.Duration(total), ago(st.StartedAt.Time, now))
 	}
 	return "Time left", fmt.Sprintf("none: ran out %s (timeout %s)", ago(deadline, now), words.Duration(total))
+}
+
+// ranText says how long an ended rollout ran: "1h57m (started 2h ago, ended 3m ago)", or
+// what is known of its start and end.
+func ranText(started *metav1.Time, end, now time.Time) string {
+	switch {
+	case started != nil && !end.IsZero():
+		return fmt.Sprintf("%s (started %s, ended %s)", words.Duration(end.Sub(started.Time)), ago(started.Time, now), ago(end, now))
+	case !end.IsZero():
+		return "ended " + ago(end, now)
+	case started != nil:
+		return "started " + ago(started.Time, now) + ", ended at a time the hub does not say"
+	}
+	return "-"
 }
 
 // waitingNamed is how many clusters the "Waiting for" sentence names.

@@ -1,14 +1,20 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/names"
 )
 
 // upgrade returns a CGU in a state, with conditions and the current batch given.
@@ -147,35 +153,114 @@ func TestConditionWords(t *testing.T) {
 	}
 }
 
-func TestTimeLeft(t *testing.T) {
+func TestTimeLine(t *testing.T) {
 	now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *metav1.Time { return ptr.To(metav1.NewTime(now.Add(d))) }
 	cases := map[string]struct {
 		minutes              int
+		state                ranv1alpha1.UpgradeState
 		started, completedAt *metav1.Time
+		end                  time.Time
 		wantLabel, wantText  string
 	}{
 		"not started, the default timeout": {minutes: 240, wantLabel: "Time left", wantText: "4h, counted from the start"},
 		"running, the timeout lowered to zero": {minutes: 0, started: at(-4 * time.Minute),
 			wantLabel: "Time left", wantText: "none: ran out 4m ago (timeout 0s)"},
-		"running": {minutes: 60, started: at(-4 * time.Minute),
+		"running": {minutes: 60, state: ranv1alpha1.StateNotCompleted, started: at(-4 * time.Minute),
 			wantLabel: "Time left", wantText: "56m of 1h (started 4m ago)"},
 		"past the deadline": {minutes: 60, started: at(-65 * time.Minute),
 			wantLabel: "Time left", wantText: "none: ran out 5m ago (timeout 1h)"},
-		"completed": {started: at(-2 * time.Hour), completedAt: at(-3 * time.Minute),
-			wantLabel: "Completed", wantText: "3m ago, after 1h57m"},
+		"completed": {state: ranv1alpha1.StateCompleted, started: at(-2 * time.Hour), completedAt: at(-3 * time.Minute),
+			end: now.Add(-3 * time.Minute), wantLabel: "Ran", wantText: "1h57m (started 2h ago, ended 3m ago)"},
+		"timed out: no time left, how long it ran": {minutes: 6, state: ranv1alpha1.StateTimedOut, started: at(-10 * time.Minute),
+			end: now.Add(-4 * time.Minute), wantLabel: "Ran", wantText: "6m (started 10m ago, ended 4m ago)"},
+		"timed out, its end unknown": {minutes: 6, state: ranv1alpha1.StateTimedOut, started: at(-10 * time.Minute),
+			wantLabel: "Ran", wantText: "started 10m ago, ended at a time the hub does not say"},
+		"completed without starting": {state: ranv1alpha1.StateCompleted, completedAt: at(-time.Minute), end: now.Add(-time.Minute),
+			wantLabel: "Ran", wantText: "ended 1m ago"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			cgu := &ranv1alpha1.ClusterGroupUpgrade{
 				Spec:   ranv1alpha1.ClusterGroupUpgradeSpec{RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{Timeout: tc.minutes}},
-				Status: ranv1alpha1.ClusterGroupUpgradeStatus{StartedAt: tc.started, CompletedAt: tc.completedAt},
+				Status: ranv1alpha1.ClusterGroupUpgradeStatus{State: tc.state, StartedAt: tc.started, CompletedAt: tc.completedAt},
 			}
-			label, text := timeLeft(cgu, now)
+			label, text := timeLine(cgu, tc.end, now)
 			if label != tc.wantLabel || text != tc.wantText {
-				t.Errorf("timeLeft = %q, %q; want %q, %q", label, text, tc.wantLabel, tc.wantText)
+				t.Errorf("timeLine = %q, %q; want %q, %q", label, text, tc.wantLabel, tc.wantText)
 			}
 		})
+	}
+}
+
+// An ended rollout's end and late clusters come from its batch records, else from TALM's
+// status fields.
+func TestEndOf(t *testing.T) {
+	now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { return ptr.To(metav1.NewTime(now.Add(d))) }
+	record := func(finished *metav1.Time, clusters ...ranv1alpha1.ClusterProgress) ranv1alpha1.ClusterGroupUpgradeBatch {
+		return ranv1alpha1.ClusterGroupUpgradeBatch{Status: ranv1alpha1.ClusterGroupUpgradeBatchStatus{FinishedAt: finished, Clusters: clusters}}
+	}
+	state := func(name string, s ranv1alpha1.ClusterState) ranv1alpha1.ClusterProgress {
+		return ranv1alpha1.ClusterProgress{Name: name, State: s}
+	}
+	records := []ranv1alpha1.ClusterGroupUpgradeBatch{
+		record(at(-9*time.Minute), state("sno-01", ranv1alpha1.ClusterCompleted)),
+		record(at(-2*time.Minute), state("sno-03", ranv1alpha1.ClusterTimedOut), state("sno-04", ranv1alpha1.ClusterFailed)),
+		record(at(-5*time.Minute), state("sno-02", ranv1alpha1.ClusterTimedOut)),
+	}
+	talm := []ranv1alpha1.ClusterFinalState{{Name: "a", State: ranv1alpha1.TALMClusterTimedOut}, {Name: "b", State: ranv1alpha1.TALMClusterFailed},
+		{Name: "c", State: ranv1alpha1.TALMClusterComplete}}
+	cases := map[string]struct {
+		status  ranv1alpha1.ClusterGroupUpgradeStatus
+		records []ranv1alpha1.ClusterGroupUpgradeBatch
+		want    endedRollout
+	}{
+		"the records' last batch end and late clusters": {records: records,
+			want: endedRollout{at: now.Add(-2 * time.Minute), timedOut: []string{"sno-03", "sno-02"}, failed: []string{"sno-04"}}},
+		"TALM's completedAt first": {status: ranv1alpha1.ClusterGroupUpgradeStatus{Status: ranv1alpha1.UpgradeStatus{CompletedAt: at(-3 * time.Minute)}},
+			records: records, want: endedRollout{at: now.Add(-3 * time.Minute), timedOut: []string{"sno-03", "sno-02"}, failed: []string{"sno-04"}}},
+		"completedAt before TALM's": {status: ranv1alpha1.ClusterGroupUpgradeStatus{CompletedAt: at(-time.Minute),
+			Status: ranv1alpha1.UpgradeStatus{CompletedAt: at(-3 * time.Minute)}}, want: endedRollout{at: now.Add(-time.Minute)}},
+		"without records, TALM's clusters": {status: ranv1alpha1.ClusterGroupUpgradeStatus{Clusters: talm},
+			want: endedRollout{timedOut: []string{"a"}, failed: []string{"b"}}},
+		"the records rather than TALM's clusters": {status: ranv1alpha1.ClusterGroupUpgradeStatus{Clusters: talm}, records: records[:1],
+			want: endedRollout{at: now.Add(-9 * time.Minute)}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := endOf(&ranv1alpha1.ClusterGroupUpgrade{Status: tc.status}, tc.records)
+			if !got.at.Equal(tc.want.at) || !slices.Equal(got.timedOut, tc.want.timedOut) || !slices.Equal(got.failed, tc.want.failed) {
+				t.Errorf("endOf = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A rollout that timed out says how long it ran, not the time left, and names its late
+// clusters, the first runs of a long list.
+func TestWriteStatusOfAnEndedRollout(t *testing.T) {
+	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { return ptr.To(metav1.NewTime(now.Add(d))) }
+	cgu := upgrade(ranv1alpha1.StateTimedOut, true, nil, metav1.Condition{Type: ranv1alpha1.ConditionProgressing,
+		Status: metav1.ConditionFalse, Reason: "TimedOut", Message: "Timed out; 41 clusters are not compliant yet, still watching"})
+	cgu.Namespace, cgu.Name = "fleet", "upgrade"
+	cgu.Spec.RemediationStrategy = &ranv1alpha1.RemediationStrategySpec{Timeout: 240}
+	cgu.Status.Message = "Timed out; 41 clusters are not compliant yet, still watching"
+	cgu.Status.StartedAt = at(-4*time.Hour - 20*time.Minute)
+	cgu.Status.Counts = ranv1alpha1.ClusterCounts{Total: 3500, Completed: 3457, TimedOut: 41, Failed: 2}
+	var late []string
+	for i := 100; i < 3500; i += 83 { // 41 clusters, no two in a row
+		late = append(late, fmt.Sprintf("sno-%04d", i))
+	}
+	facts := statusFacts{ended: endedRollout{at: now.Add(-20 * time.Minute), timedOut: late, failed: []string{"sno-0042", "sno-0007"}}}
+	var b strings.Builder
+	if err := writeStatus(&b, painter{}, cgu, now, defaultWidth, facts); err != nil {
+		t.Fatal(err)
+	}
+	matchTextGolden(t, "status-ended", b.String())
+	if strings.Contains(b.String(), "Time left") {
+		t.Errorf("an ended rollout shows the time left:\n%s", b.String())
 	}
 }
 
@@ -210,7 +295,7 @@ func TestWriteStatusColour(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var b strings.Builder
-			if err := writeStatus(&b, painter{on: tc.on}, cgu, now, ""); err != nil {
+			if err := writeStatus(&b, painter{on: tc.on}, cgu, now, defaultWidth, statusFacts{}); err != nil {
 				t.Fatal(err)
 			}
 			for _, want := range tc.want {
@@ -258,7 +343,7 @@ func TestWriteStatusShowsTheAnalysis(t *testing.T) {
 			Name: "api-errors", Phase: ranv1alpha1.AnalysisFailed, Conclusive: 2, Failures: 1, Inconclusives: 1,
 			Message: "api-errors failed 1 of 2 measurements (0 tolerated): spoke-1 missed value < 0.05"}}}})
 	var b strings.Builder
-	if err := writeStatus(&b, painter{}, cgu, now, ""); err != nil {
+	if err := writeStatus(&b, painter{}, cgu, now, defaultWidth, statusFacts{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -268,6 +353,51 @@ func TestWriteStatusShowsTheAnalysis(t *testing.T) {
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// status reads a rollout that timed out from its batch records on the hub: its late
+// cluster, not another rollout's, and how long it ran.
+func TestStatusOfATimedOutRolloutFromItsRecords(t *testing.T) {
+	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { return ptr.To(metav1.NewTime(now.Add(d))) }
+	record := func(upgrade string, index int, finished *metav1.Time, clusters ...ranv1alpha1.ClusterProgress) client.Object {
+		return &ranv1alpha1.ClusterGroupUpgradeBatch{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "cgu-cli", Name: fmt.Sprintf("%s-b%d-p0", upgrade, index),
+				Labels: map[string]string{ranv1alpha1.LabelUpgradeName: names.LabelValue(upgrade)}},
+			Spec:   ranv1alpha1.ClusterGroupUpgradeBatchSpec{Upgrade: upgrade, Index: index, Clusters: []string{clusters[0].Name}},
+			Status: ranv1alpha1.ClusterGroupUpgradeBatchStatus{StartedAt: at(-time.Hour), FinishedAt: finished, Clusters: clusters},
+		}
+	}
+	timedOut := func(name string) ranv1alpha1.ClusterProgress {
+		return ranv1alpha1.ClusterProgress{Name: name, State: ranv1alpha1.ClusterTimedOut}
+	}
+	c := fake.NewClientBuilder().WithScheme(newScheme()).WithObjects(
+		record("upgrade", 1, at(-50*time.Minute), completed("cli-6")),
+		record("upgrade", 2, at(-10*time.Minute), timedOut("cli-3"), completed("cli-4")),
+		record("other", 1, at(-5*time.Minute), timedOut("cli-9")),
+	).Build()
+	cgu := upgrade(ranv1alpha1.StateTimedOut, true, nil)
+	cgu.Namespace, cgu.Name = "cgu-cli", "upgrade"
+	cgu.Spec.RemediationStrategy = &ranv1alpha1.RemediationStrategySpec{Timeout: 60}
+	cgu.Status.StartedAt = at(-time.Hour)
+	facts, err := readStatusFacts(context.Background(), c, cgu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := writeStatus(&b, painter{}, cgu, now, defaultWidth, facts); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nTimed out:    1 cluster: cli-3\n", "\nRan:          50m (started 1h ago, ended 10m ago)\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+	for _, unwanted := range []string{"Time left", "cli-9", "Failed:"} {
+		if strings.Contains(b.String(), unwanted) {
+			t.Errorf("status shows %q:\n%s", unwanted, b.String())
 		}
 	}
 }
