@@ -2,35 +2,20 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/tests/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // matchGolden compares got with testdata/<name>.golden, or rewrites the file with -update.
 func matchGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./cmd/cgu-demo/ -run %s -update writes it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (-update rewrites it); got:\n%s", path, got)
+	if err := golden.Check(name, got); err != nil {
+		t.Error(err)
 	}
 }
 

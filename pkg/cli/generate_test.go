@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cgu-operator/cgu-operator/pkg/cli"
+	"github.com/cgu-operator/cgu-operator/tests/golden"
 )
 
 // policySamples are the upgrade policy samples, as kubectl cgu generate-policy writes them.
@@ -35,11 +36,11 @@ func TestPolicySamples(t *testing.T) {
 			}
 			path := filepath.Join("..", "..", "samples", "policies", file)
 			data, err := os.ReadFile(path)
-			if err != nil && !*update {
+			if err != nil && !golden.Updating() {
 				t.Fatal(err)
 			}
 			comments, body := splitComments(string(data))
-			if *update {
+			if golden.Updating() {
 				if err := os.WriteFile(path, []byte(comments+string(got)), 0o600); err != nil {
 					t.Fatal(err)
 				}

@@ -3,9 +3,6 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -15,9 +12,8 @@ import (
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
 	"github.com/cgu-operator/cgu-operator/pkg/cli"
+	"github.com/cgu-operator/cgu-operator/tests/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // settle bounds how long the hub takes to carry a change through the operator, the
 // propagator and the simulated spokes.
@@ -62,14 +58,7 @@ func succeeds(ctx context.Context, args ...string) string {
 
 // matchGolden compares got with testdata/<name>.golden, or rewrites the file with -update.
 func matchGolden(name, got string) {
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		ExpectWithOffset(1, os.WriteFile(path, []byte(got), 0o600)).To(Succeed())
-		return
-	}
-	want, err := os.ReadFile(path)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred(), "run go test ./pkg/cli/ -update to write %s", path)
-	ExpectWithOffset(1, got).To(Equal(string(want)), "%s differs (go test ./pkg/cli/ -update rewrites it)", path)
+	ExpectWithOffset(1, golden.Check(name, got)).To(Succeed())
 }
 
 // lastColumn is the last column of a table's rows.

@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/tests/golden"
 )
 
 // clustersNamed returns the plan's clusters named by format from 1 to n, in state.
@@ -112,23 +110,12 @@ func TestBatchLines(t *testing.T) {
 	}
 }
 
-// matchTextGolden compares got with testdata/<name>.golden, or rewrites the file with the
-// suite's -update (helpers_test.go).
+// matchTextGolden compares got with testdata/<name>.golden, or rewrites the file with
+// -update.
 func matchTextGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.WriteFile(path, []byte(got), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./pkg/cli/ -run %s -update writes it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (-update rewrites it); got:\n%s", path, got)
+	if err := golden.Check(name, got); err != nil {
+		t.Error(err)
 	}
 }
 
