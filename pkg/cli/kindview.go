@@ -35,7 +35,7 @@ type kindView[T client.Object] struct {
 func (v *kindView[T]) command(use, short, long, example string) *cobra.Command {
 	cmd := &cobra.Command{Use: use, Short: short, Long: long, Example: example, Args: cobra.MaximumNArgs(1), RunE: runE(v.run)}
 	cmd.Flags().BoolVarP(&v.allNamespaces, "all-namespaces", "A", false, "List the "+v.plural+" of every namespace")
-	cmd.Flags().StringVarP(&v.output, "output", "o", outputTable, "Output format: table, json or yaml")
+	cmd.Flags().StringVarP(&v.output, "output", "o", outputTable, outputHelp)
 	return cmd
 }
 

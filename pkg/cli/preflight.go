@@ -118,13 +118,16 @@ With -o json or -o yaml, print:
 		Args: exactlyOneName,
 		RunE: runE(o.run),
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, "Output format: table, json or yaml")
+	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, documentOutputHelp)
 	cmd.Flags().StringVar(&o.updateService, "update-service", updateservice.DefaultURL,
 		"Graph API of the update service for y-stream targets, when neither the ClusterGroupUpgrade nor the cluster names one")
 	return cmd
 }
 
 func (o *preflightOptions) run(ctx context.Context, args []string) error {
+	if err := checkDocumentOutput(o.output, "a preflight report"); err != nil {
+		return err
+	}
 	c, cgu, err := o.upgrade(ctx, o.output, args[0])
 	if err != nil {
 		return err

@@ -25,6 +25,8 @@ type statusOptions struct {
 	*env
 	output    string
 	exitState bool
+	// cluster, with --managed-cluster, tells that cluster's story instead.
+	cluster string
 }
 
 func newStatusCommand(e *env) *cobra.Command {
@@ -43,6 +45,13 @@ of names, sno-003..sno-042, and how many more).
 With -o json or -o yaml, print the ClusterGroupUpgrade object; -o name, -o jsonpath=...
 and -o go-template=... print it as kubectl does.
 
+With --managed-cluster CLUSTER, tell that cluster's story in the rollout instead: its batch,
+its state and since when, why, what it waits for, its time against the median of the
+clusters that completed, its managed policies in order with their compliance on it, its
+ClusterVersion as the rollout's view shows it, its pre-caching and backup state, and the
+events that name it (-o json or yaml: the story). The dashboard's cluster panel shows the
+same story.
+
 With --exit-state, the exit code follows the state instead of being 0:
   0   Completed
   10  NotStarted or NotCompleted
@@ -53,13 +62,15 @@ so that a script can tell them apart:
   case $? in 0) echo completed ;; 10) echo running ;; 11|12) echo "needs attention" ;; *) echo error ;; esac`,
 		Example: `  kubectl cgu status upgrade -n ztp-upgrades
   kubectl cgu status upgrade --exit-state
-  kubectl cgu status upgrade -o jsonpath='{.status.state}'`,
+  kubectl cgu status upgrade -o jsonpath='{.status.state}'
+  kubectl cgu status upgrade --managed-cluster sno-050`,
 		Args: exactlyOneName,
 		RunE: runE(o.run),
 	}
 	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, outputHelp)
 	cmd.Flags().BoolVar(&o.exitState, "exit-state", false,
 		"Exit with a code that follows the state: 0 Completed, 10 NotStarted or NotCompleted, 11 CannotStart, 12 TimedOut")
+	addClusterStoryFlag(cmd, &o.cluster)
 	return cmd
 }
 
@@ -67,6 +78,12 @@ func (o *statusOptions) run(ctx context.Context, args []string) error {
 	c, cgu, err := o.upgrade(ctx, o.output, args[0])
 	if err != nil {
 		return err
+	}
+	if o.cluster != "" {
+		if o.exitState {
+			return usageError("--exit-state follows the rollout's state: it does not go with --managed-cluster")
+		}
+		return writeClusterStory(ctx, o.IOStreams.Out, o.painter(), c, cgu, o.cluster, o.now(), o.output)
 	}
 	if o.output != outputTable {
 		err = printData(o.IOStreams.Out, o.output, printable(cgu))

@@ -8,7 +8,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -19,19 +18,18 @@ import (
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 )
 
-// clusterStory runs the story of cluster in cgu-story/upgrade as kubectl cgu status
-// --managed-cluster does, on the operator's fake clock.
-func clusterStory(ctx context.Context, cluster, output string) (string, error) {
-	var out strings.Builder
-	err := cli.WriteClusterStory(ctx, &out, kubeconfig, "cgu-story", "upgrade", cluster, output, clock.Now())
-	return out.String(), err
+// clusterStory runs kubectl cgu status upgrade -n cgu-story --managed-cluster cluster, on the
+// operator's fake clock; a failure is its exit code and what it wrote on stderr.
+func clusterStory(ctx context.Context, cluster, output string) (string, int, string) {
+	r := kubectlCGU(ctx, "status", "upgrade", "-n", "cgu-story", "--managed-cluster", cluster, "-o", output)
+	return r.out, r.code, strings.TrimSpace(r.errOut)
 }
 
 // toldStory is the JSON story of cluster, for Eventually.
 func toldStory(ctx context.Context, cluster string) func(Gomega) story.Story {
 	return func(g Gomega) story.Story {
-		out, err := clusterStory(ctx, cluster, "json")
-		g.Expect(err).NotTo(HaveOccurred())
+		out, code, stderr := clusterStory(ctx, cluster, "json")
+		g.Expect(code).To(Equal(cli.ExitOK), stderr)
 		var s story.Story
 		g.Expect(json.Unmarshal([]byte(out), &s)).To(Succeed())
 		return s
@@ -92,8 +90,8 @@ var _ = Describe("Cluster story", func() {
 		Expect(s.Timing).To(And(HaveField("Running", true), HaveField("Took.Duration", 4*time.Minute), HaveField("Completed", 3)))
 
 		By("the same story for people")
-		out, err := clusterStory(ctx, stalled, "table")
-		Expect(err).NotTo(HaveOccurred())
+		out, code, stderr := clusterStory(ctx, stalled, "table")
+		Expect(code).To(Equal(cli.ExitOK), stderr)
 		for _, line := range []string{
 			"Cluster:      " + stalled + " in cgu-story/upgrade\n",
 			"Batch:        1 of 1, started 4m ago\n",
@@ -110,16 +108,13 @@ var _ = Describe("Cluster story", func() {
 		Expect(out).NotTo(ContainSubstring("cluster " + clusters[0] + " "))
 
 		By("a cluster the rollout does not select is a usage error saying how many it has")
-		_, err = clusterStory(ctx, "nowhere-1", "table")
-		Expect(cli.ExitCode(err)).To(Equal(cli.ExitUsage))
-		Expect(err).To(MatchError("ClusterGroupUpgrade cgu-story/upgrade does not select cluster nowhere-1: its plan has 4 clusters"))
+		_, code, stderr = clusterStory(ctx, "nowhere-1", "table")
+		Expect(code).To(Equal(cli.ExitUsage))
+		Expect(stderr).To(ContainSubstring("ClusterGroupUpgrade cgu-story/upgrade does not select cluster nowhere-1: its plan has 4 clusters"))
 
-		By("the flag is --managed-cluster, kubectl's --cluster naming a kubeconfig cluster")
-		cmd := &cobra.Command{}
-		var target string
-		cli.AddClusterStoryFlag(cmd, &target)
-		Expect(cmd.Flags().Set("managed-cluster", stalled)).To(Succeed())
-		Expect(target).To(Equal(stalled))
-		Expect(cmd.Flags().Lookup("cluster")).To(BeNil())
+		By("--exit-state follows the rollout, not a cluster: refused with --managed-cluster")
+		r := kubectlCGU(ctx, "status", "upgrade", "-n", "cgu-story", "--managed-cluster", stalled, "--exit-state")
+		Expect(r.code).To(Equal(cli.ExitUsage))
+		Expect(r.errOut).To(ContainSubstring("does not go with --managed-cluster"))
 	})
 })
