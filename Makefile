@@ -157,6 +157,10 @@ prometheus: ## Install Debian's prometheus and prometheus-alertmanager for the a
 dashboard-screenshots: envtest-assets chromium prometheus ## Run the dashboard's browser test and keep its screenshots in docs/images (docs/dashboard.md shows them).
 	go test -count=1 -run '^TestDashboard$$' ./pkg/dashboard/ -args -screenshots $(CURDIR)/docs/images
 
+.PHONY: web-vendor
+web-vendor: ## Vendor the dashboard page's libraries (Preact, htm, uPlot) from the npm registry, as pkg/dashboard/web/vendor's package.json and lock file pin them.
+	hack/vendor-web.sh
+
 # The scale curve (docs/benchmarks.md, "Scale curve"): the fleet benchmark at each size of
 # CURVE_SIZES, CURVE_POLICIES policies, 500 at a time, against the Override floor, then the fit.
 # A size whose hub does not settle in FLEET_TIMEOUT is recorded as failed and left out of the fit.

@@ -11,10 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -186,6 +189,180 @@ func screenshot(tab context.Context, name string) {
 	Expect(os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)).To(Succeed())
 }
 
+// cellSamples reads, from the map's canvas, the pixels of a cluster's cell that tell its
+// shape (offsets in pixels from its top-left corner, for a side s: the centre (s/2, s/2),
+// top-left (1, 1), bottom-left (1, s-2), left middle (1, s/2) and top middle (s/2, 1)), and
+// the page's state colours.
+const cellSamples = `(() => {
+  const p = window.cguDashboard.locate(%q);
+  if (!p) return null;
+  const canvas = document.getElementById("map"), dpr = window.devicePixelRatio || 1;
+  const ctx = canvas.getContext("2d");
+  const s = p.size, m = Math.floor(s / 2);
+  const px = (dx, dy) => Array.from(ctx.getImageData(Math.floor((p.cx + dx + 0.5) * dpr), Math.floor((p.cy + dy + 0.5) * dpr), 1, 1).data);
+  const css = getComputedStyle(document.documentElement);
+  const colors = {};
+  for (const [state, v] of Object.entries({Pending: "--pending", InProgress: "--progress", Completed: "--completed", TimedOut: "--timedout", Failed: "--failed", Held: "--held"})) {
+    colors[state] = css.getPropertyValue(v).trim();
+  }
+  return {samples: [px(m, m), px(1, 1), px(1, s - 2), px(1, m), px(m, 1)], colors};
+})()`
+
+// cellShapes tell a cell's shape from which samples it covers, in cellSamples' order ("1"
+// covered, "0" not, "." either): a square covers the centre and the corners, a triangle
+// (point up) the centre and the bottom-left corner only, a diamond the centre and the left
+// middle only; two bars cover a corner but neither the centre nor the top middle (the gap
+// between them), a hollow square a corner and the top middle.
+var cellShapes = []struct{ pattern, shape string }{
+	{"111..", "square"},
+	{"101..", "triangle"},
+	{"1001.", "diamond"},
+	{"01..0", "bars"},
+	{"01..1", "hollow"},
+}
+
+// shapeOf is the shape whose pattern the covered samples match, "" for none.
+func shapeOf(covered [5]bool) string {
+	for _, s := range cellShapes {
+		match := true
+		for i, want := range s.pattern {
+			if want != '.' && (want == '1') != covered[i] {
+				match = false
+			}
+		}
+		if match {
+			return s.shape
+		}
+	}
+	return ""
+}
+
+// cellRead is what cellSamples reads.
+type cellRead struct {
+	Samples [][4]int          `json:"samples"`
+	Colors  map[string]string `json:"colors"`
+}
+
+// cell is the state the map shows for a cluster, as a person reads it: the colour of its
+// cell and its shape, which must agree (a failed cluster is a vermilion diamond).
+func cell(tab context.Context, name string) (string, error) {
+	ctx, cancel := context.WithTimeout(tab, settle)
+	defer cancel()
+	read, err := chromedp.Run(ctx, chromedp.Evaluate[*cellRead](fmt.Sprintf(cellSamples, name)))
+	if err != nil {
+		return "", err
+	}
+	if read == nil {
+		return "", fmt.Errorf("the map has no cell for %s", name)
+	}
+	var covered [5]bool
+	colour := ""
+	for i, s := range read.Samples {
+		covered[i] = s[3] >= 128
+		if covered[i] && colour == "" {
+			colour = nearest(s, read.Colors)
+		}
+	}
+	shape := shapeOf(covered)
+	want := map[string]string{"Pending": "square", "InProgress": "square", "Completed": "square", "TimedOut": "triangle",
+		"Failed": "diamond", "Held": "bars"}
+	switch {
+	case shape == "hollow" && colour == "Held":
+		return "Waiting", nil
+	case shape != "" && want[colour] == shape:
+		return colour, nil
+	}
+	return "", fmt.Errorf("%s's cell is a %q shape (samples %v) coloured as %s", name, shape, covered, colour)
+}
+
+// nearest is the state whose colour (#rrggbb) is nearest the pixel's.
+func nearest(px [4]int, colors map[string]string) string {
+	best, bestDistance := "", 1<<30
+	for state, hex := range colors {
+		var r, g, b int
+		if _, err := fmt.Sscanf(hex, "#%02x%02x%02x", &r, &g, &b); err != nil {
+			continue
+		}
+		d := (r-px[0])*(r-px[0]) + (g-px[1])*(g-px[1]) + (b-px[2])*(b-px[2])
+		if d < bestDistance {
+			best, bestDistance = state, d
+		}
+	}
+	return best
+}
+
+// dispatchChange tells the page that the select under css changed, as a person's choice does.
+func dispatchChange(css string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).dispatchEvent(new Event("change", {bubbles: true}))`, css))
+}
+
+// tenThousand puts a map of 10,000 clusters in 10 batches on the page, in all states, and
+// answers how long the page took to draw it: from the data to the next frame, and the map's
+// own drawing.
+const tenThousand = `new Promise((resolve) => {
+  const n = 10000, names = [], batches = [];
+  let states = "";
+  for (let i = 0; i < n; i++) {
+    names.push("site-" + String(i + 1).padStart(5, "0"));
+    batches.push(1 + Math.floor(i / 1000));
+    states += i < 7000 ? "c" : i < 8000 ? "rrrrrrrrrw"[i % 10] : "p";
+  }
+  const s = states.split("");
+  for (let i = 13; i < 7000; i += 397) s[i] = "ftht"[i % 4];
+  const started = performance.now();
+  window.cguDashboard.applyFleet({epoch: "ten-thousand", names, batches, states: s.join(""), canaries: 0});
+  requestAnimationFrame(() => setTimeout(() => resolve({
+    total: performance.now() - started, map: window.cguDashboard.mapRender.ms, clusters: window.cguDashboard.mapRender.clusters}), 0));
+})`
+
+// renderTime is what tenThousand answers.
+type renderTime struct {
+	Total    float64 `json:"total"`
+	Map      float64 `json:"map"`
+	Clusters int     `json:"clusters"`
+}
+
+// point is where a cluster's cell is on the screen.
+type point struct{ X, Y float64 }
+
+// locate is the centre of a cluster's cell on the map.
+func locate(tab context.Context, name string) point {
+	ctx, cancel := context.WithTimeout(tab, settle)
+	defer cancel()
+	at, err := chromedp.Run(ctx, chromedp.Evaluate[*point](fmt.Sprintf(`(() => { const p = window.cguDashboard.locate(%q); return p && {X: p.x, Y: p.y}; })()`, name)))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(at).NotTo(BeNil(), "the map has no cell for %s", name)
+	return *at
+}
+
+// working says whether a cluster of a running batch of the rollout, other than those of
+// stalled, is still on its way: not started yet, or in progress. The clock must not move
+// then, or it would time out clusters that only wait for the real hub.
+func working(ctx context.Context, g Gomega, cgu *ranv1alpha1.ClusterGroupUpgrade, stalled []string) bool {
+	var list ranv1alpha1.ClusterGroupUpgradeBatchList
+	g.Expect(fleet.Hub.Client.List(ctx, &list, client.InNamespace(cgu.Namespace))).To(Succeed())
+	for _, r := range list.Items {
+		if r.Spec.Upgrade != cgu.Name || r.Status.StartedAt == nil || r.Status.FinishedAt != nil {
+			continue
+		}
+		states := map[string]ranv1alpha1.ClusterState{}
+		for _, c := range r.Status.Clusters {
+			states[c.Name] = c.State
+		}
+		for _, c := range r.Spec.Clusters {
+			switch states[c] {
+			case "", ranv1alpha1.ClusterPending:
+				return true
+			case ranv1alpha1.ClusterInProgress:
+				if !slices.Contains(stalled, c) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // firstRecord is the first record of a rollout's batch (1-based).
 func firstRecord(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade, index int) func(Gomega) ranv1alpha1.ClusterGroupUpgradeBatch {
 	return func(g Gomega) ranv1alpha1.ClusterGroupUpgradeBatch {
@@ -284,8 +461,10 @@ var _ = Describe("kubectl cgu dashboard", func() {
 		Expect(confirm(tab, "approve")).To(MatchRegexp(`^Approved batch 2 of cgu-web/upgrade as \S+$`))
 		Eventually(fleet.Stored(ctx, cgu)).WithTimeout(settle).Should(HaveField("Status.Approvals", ConsistOf(HaveField("Batch", 2))))
 		Expect(within(tab, chromedp.WaitVisible(chromedp.CSS(`#timeline li[data-index="2"][data-state="running"]`)),
-			chromedp.WaitVisible(chromedp.CSS(`#running li[data-state="InProgress"]`)))).To(Succeed())
-		Expect(text(tab, `#running`)).To(ContainSubstring(clusters[2]))
+			chromedp.WaitVisible(chromedp.CSS(`#map`)))).To(Succeed())
+		Eventually(func() (string, error) { return cell(tab, clusters[2]) }).WithTimeout(settle).Should(Equal("InProgress"))
+		Expect(cell(tab, clusters[0])).To(Equal("Completed"))
+		Expect(cell(tab, clusters[4])).To(Equal("Pending"))
 
 		By("pausing it: the page offers to resume")
 		Expect(confirm(tab, "pause")).To(Equal("Paused cgu-web/upgrade"))
@@ -334,7 +513,7 @@ var _ = Describe("kubectl cgu dashboard", func() {
 		Expect(text(tab, `#timeline li[data-index="1"] .label`)).To(Equal("1 ↗"))
 		Expect(eval(tab, `document.querySelector('#timeline li[data-index="1"]').title.includes("(stages of 1, 2 clusters)")`)).
 			To(BeTrue(), "the batch's title names its stage sizes")
-		Expect(text(tab, `#running`)).To(ContainSubstring(clusters[1]))
+		Eventually(func() (string, error) { return cell(tab, clusters[1]) }).WithTimeout(settle).Should(Equal("InProgress"))
 		Expect(eval(tab, `[...document.querySelectorAll("section.part h3")].some((e) => e.textContent === "Batch 1 runs: stage 2 (2 clusters, step 2 of the growth)")`)).
 			To(BeTrue(), "the running batch's heading names its stage")
 		Expect(text(tab, `#stage`)).To(And(HavePrefix("Started "), ContainSubstring(", times out ")))
@@ -490,6 +669,141 @@ var _ = Describe("kubectl cgu dashboard", func() {
 		By("following the link to the ClusterGroupUpgrade that runs it")
 		Expect(within(tab, chromedp.Click(chromedp.CSS(`#release a`)), chromedp.WaitVisible(chromedp.CSS(`#timeline`)))).To(Succeed())
 		Expect(eval(tab, `location.hash === "#/ClusterGroupUpgrade/`+ns+`/`+m.Name+`"`)).To(BeTrue())
+	})
+
+	It("draws a rollout of 2,000 clusters on its map, with failed, timed-out and held ones; tells a clicked cluster's story; charts its progress", func(ctx SpecContext) {
+		const n = 2000
+		By("2,000 clusters: five exposed to a risk (held by the path check), five stalling (timing out), five degrading once upgraded (failed by the analysis)")
+		metrics, err := simulator.ServeMetrics(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		prometheus, err := prom.StartPrometheus(ctx, prom.PrometheusOptions{Dir: GinkgoT().TempDir(), Targets: []string{metrics}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = prometheus.Stop() })
+		clusters := fleet.MustJoinFleetOn(ctx, "map", n, harness.RiskyChannel)
+		held, stalled, degraded := clusters[100:105], clusters[200:205], clusters[1500:1505]
+		fleet.ExposeToRisk(true, held...)
+		for _, c := range stalled {
+			simulator.SetBehaviour(c, sim.Behaviour{Stall: true})
+		}
+		for _, c := range degraded {
+			simulator.SetBehaviour(c, sim.Behaviour{DegradeAfterUpgrade: 0.2})
+		}
+		p := fleet.MustPlaceUpgradePolicy(ctx, "map", n, 5*settle)
+		cgu := &ranv1alpha1.ClusterGroupUpgrade{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "cgu-map", Name: "fleet"},
+			Spec: ranv1alpha1.ClusterGroupUpgradeSpec{
+				ClusterLabelSelectors: []ranv1alpha1.ClusterLabelSelector{{MatchLabels: map[string]string{"fleet": "map"}}},
+				ManagedPolicies:       []string{p.Name},
+				Enable:                ptr.To(true),
+				// A stalled cluster times out ten minutes into its batch, well before the
+				// batch's hour: its batch's analysis then has the time to pass.
+				RemediationStrategy:     &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 1000, Timeout: 240},
+				ClusterProgressDeadline: &metav1.Duration{Duration: 10 * time.Minute},
+				UpgradeChecks:           &ranv1alpha1.UpgradeChecks{PathValidation: true},
+				Analysis: &ranv1alpha1.Analysis{Prometheus: ranv1alpha1.AnalysisSource{URL: prometheus.URL()}, OnFailure: ranv1alpha1.AnalysisContinue,
+					Gates: []ranv1alpha1.AnalysisGate{{Name: "api-errors", Query: fmt.Sprintf(`%s{cluster=~"{{clusters}}"}`, sim.MetricErrorRatio),
+						SuccessCondition: "< 0.05", Interval: "10s", Measurements: 1}}},
+			},
+		}
+		fleet.MustCreate(ctx, cgu)
+
+		By("moving the operator's clock whenever no cluster but a stalled one works, until the rollout ends: the stalled clusters time out, the degraded ones fail the analysis")
+		Eventually(func(g Gomega) ranv1alpha1.UpgradeState {
+			if !working(ctx, g, cgu, stalled) {
+				fleet.Advance(ctx, time.Minute, cgu)
+			}
+			return fleet.Stored(ctx, cgu)(g).Status.State
+		}).WithTimeout(10 * settle).WithPolling(3 * time.Second).Should(Equal(ranv1alpha1.StateTimedOut))
+		final := fleet.Stored(ctx, cgu)(Default).Status.Counts
+		Expect(final).To(Equal(ranv1alpha1.ClusterCounts{Total: n, Completed: n - 15, TimedOut: 5, Failed: 5, Held: 5}))
+
+		By("the map: each cluster in its colour and shape")
+		tab := browser(ctx)
+		Expect(within(tab, chromedp.Navigate(serveDashboard(ctx)+"#/ClusterGroupUpgrade/cgu-map/fleet"),
+			chromedp.WaitVisible(chromedp.CSS(`#map`)), chromedp.WaitVisible(chromedp.CSS(`#progress figcaption`)))).To(Succeed())
+		Eventually(func() (string, error) { return cell(tab, held[0]) }).WithTimeout(settle).Should(Equal("Held"))
+		for _, c := range held {
+			Expect(cell(tab, c)).To(Equal("Held"), c)
+		}
+		for _, c := range stalled {
+			Expect(cell(tab, c)).To(Equal("TimedOut"), c)
+		}
+		for _, c := range degraded {
+			Expect(cell(tab, c)).To(Equal("Failed"), c)
+		}
+		for _, c := range []string{clusters[0], clusters[999], clusters[1999]} {
+			Expect(cell(tab, c)).To(Equal("Completed"), c)
+		}
+		Expect(eval(tab, `document.querySelector("#map").getAttribute("aria-label")`)).To(BeTrue())
+		label, err := chromedp.Run(tab, chromedp.Evaluate[string](`document.querySelector("#map").getAttribute("aria-label")`))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(label).To(And(HavePrefix("2,000 clusters: "), ContainSubstring(strconv.Itoa(n-15)+" completed"), ContainSubstring("5 timed out"),
+			ContainSubstring("5 failed"), ContainSubstring("5 held")))
+		screenshot(tab, "dashboard-map")
+
+		By("the chart's last point counts what the status counts")
+		last, err := chromedp.Run(tab, chromedp.Evaluate[[]*int](`(() => { const d = window.cguDashboard.chart.data; const k = d[0].length - 1; return [1, 2, 3, 4].map((s) => d[s][k]); })()`))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(last).To(HaveExactElements(HaveValue(Equal(final.Completed)), HaveValue(Equal(final.InProgress)), HaveValue(Equal(final.Failed)), HaveValue(Equal(final.TimedOut))))
+		Expect(text(tab, `#progress-caption`)).To(ContainSubstring(fmt.Sprintf(": %d completed, 0 in progress, 5 failed, 5 timed out, of %d.", n-15, n)))
+
+		By("hovering a failed cluster names it; clicking it opens its story")
+		at := locate(tab, degraded[2])
+		Expect(within(tab, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, at.X, at.Y), chromedp.WaitVisible(chromedp.CSS(`#map-tip`)))).To(Succeed())
+		Expect(text(tab, `#map-tip`)).To(And(HavePrefix(degraded[2]+" failed"), ContainSubstring("click for its story")))
+		Expect(within(tab, chromedp.MouseClickXY(at.X, at.Y), chromedp.WaitVisible(chromedp.CSS(`#story[data-cluster="`+degraded[2]+`"] .summary`)))).To(Succeed())
+		Expect(eval(tab, `location.hash === "#/ClusterGroupUpgrade/cgu-map/fleet/cluster/`+degraded[2]+`"`)).To(BeTrue())
+		Expect(text(tab, `#story .summary .badge`)).To(Equal("failed"))
+		screenshot(tab, "dashboard-story")
+
+		By("the events, grouped: the failures first; the filter narrows them to a cluster's")
+		Expect(eval(tab, `(() => { const r = [...document.querySelectorAll("#event-groups li")].map((li) => Number(li.dataset.rank));
+			return r.length > 3 && r[0] === 0 && r.every((v, i) => i === 0 || r[i - 1] <= v); })()`)).To(BeTrue(), "the failures, then the holds, then the rest")
+		Expect(text(tab, `#event-groups li[data-action="RemediationInClusterTimeout"] summary`)).To(ContainSubstring(
+			fmt.Sprintf("×5 5 clusters: %s..%s", stalled[0], stalled[4])))
+		Expect(text(tab, `#event-groups li[data-action="RemediationInClusterFailed"] summary`)).To(ContainSubstring(
+			fmt.Sprintf("×5 5 clusters: %s..%s", degraded[0], degraded[4])))
+		Expect(within(tab, chromedp.Click(chromedp.CSS(`#story-close`)), chromedp.SendKeys(chromedp.CSS(`#event-filter`), "timed out"))).To(Succeed())
+		Eventually(func() bool {
+			return eval(tab, `[...document.querySelectorAll("#event-groups li")].every((li) => li.textContent.includes("timed out") || li.textContent.toLowerCase().includes("timeout"))`)
+		}).
+			WithTimeout(settle).Should(BeTrue())
+
+		By("grouping the map by state, the failed first, then by the clusters' label fleet")
+		titles := func() []string {
+			out, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`document.getElementById("map").cguLayout.groups.map((g) => g.title)`))
+			Expect(err).NotTo(HaveOccurred())
+			return out
+		}
+		Expect(within(tab, chromedp.SetValue(chromedp.CSS(`#map-group`), "state"), dispatchChange(`#map-group`))).To(Succeed())
+		Eventually(titles).WithTimeout(settle).Should(Equal([]string{"Failed", "TimedOut", "Held", "Completed"}))
+		Expect(within(tab, chromedp.WaitReady(chromedp.CSS(`#map-group option[value="label:fleet"]`)),
+			chromedp.SetValue(chromedp.CSS(`#map-group`), "label:fleet"), dispatchChange(`#map-group`))).To(Succeed())
+		Eventually(titles).WithTimeout(settle).Should(Equal([]string{"fleet=map"}))
+		Expect(cell(tab, degraded[0])).To(Equal("Failed"), "a cell keeps its state in another grouping")
+
+	})
+
+	It("draws a map of 10,000 clusters, and says how long the page took", func(ctx SpecContext) {
+		By("a rollout not started, its page open; a map of 10,000 clusters in ten batches, in every state, put on it")
+		cgu := &ranv1alpha1.ClusterGroupUpgrade{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "cgu-ten", Name: "ten-thousand"},
+			Spec: ranv1alpha1.ClusterGroupUpgradeSpec{Clusters: []string{"site-00001"}, ManagedPolicies: []string{"none"}, Enable: ptr.To(false),
+				RemediationStrategy: &ranv1alpha1.RemediationStrategySpec{MaxConcurrency: 1, Timeout: 240}},
+		}
+		fleet.MustCreate(ctx, cgu)
+		tab := browser(ctx)
+		Expect(within(tab, chromedp.Navigate(serveDashboard(ctx)+"#/ClusterGroupUpgrade/cgu-ten/ten-thousand"),
+			chromedp.WaitVisible(chromedp.CSS(`#detail .head h2`)))).To(Succeed())
+		took, err := chromedp.Run(tab, chromedp.Evaluate[renderTime](tenThousand, chromedp.EvalAwaitPromise))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(took.Clusters).To(Equal(10000))
+		Expect(cell(tab, "site-00014")).To(Equal("TimedOut"), "the page drew the map it was given")
+		Expect(cell(tab, "site-07001")).To(Equal("InProgress"))
+		report := fmt.Sprintf("the page drew 10,000 clusters in %.0f ms, from the data to the next frame (the map's own layout and drawing: %.0f ms), in headless Chromium", took.Total, took.Map)
+		AddReportEntry("map render at 10,000", report)
+		GinkgoWriter.Println(report)
+		screenshot(tab, "dashboard-map-10000")
 	})
 
 	It("refuses at once, with the API server's answer, a user who may not list what it shows", func(ctx SpecContext) {

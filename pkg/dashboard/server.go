@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -41,7 +42,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	viewv1beta1 "github.com/stolostron/cluster-lifecycle-api/view/v1beta1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
@@ -84,11 +87,11 @@ type Server struct {
 	namespace string
 	groups    bool
 	// releases is true on a hub that serves ManagedClustersUpgrades.
-	releases bool
-	token    string
-	now      func() time.Time
-	changes  broker
-	index    *template.Template
+	releases  bool
+	token     string
+	now       func() time.Time
+	changes   broker
+	indexPage *template.Template
 	// stopped is closed once the informers stopped, after Start's context ended.
 	stopped chan struct{}
 }
@@ -98,6 +101,9 @@ func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		ranv1alpha1.AddToScheme, lcmv1alpha1.AddToScheme, corev1.AddToScheme, authenticationv1.AddToScheme,
+		// What a cluster's story reads (pkg/story): the replicated policies and the
+		// rollout's views.
+		policyv1.AddToScheme, viewv1beta1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
 	}
@@ -150,7 +156,7 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the embedded page: %w", err)
 	}
-	if s.index, err = template.New("index").Parse(string(page)); err != nil {
+	if s.indexPage, err = template.New("index").Parse(string(page)); err != nil {
 		return nil, fmt.Errorf("parsing the embedded page: %w", err)
 	}
 	return s, nil
@@ -257,7 +263,9 @@ func (s *Server) Handler(hosts ...string) http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(web, "web")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /{$}", s.page)
+	mux.HandleFunc("GET /{$}", s.index)
+	mux.HandleFunc("GET /api/labels", s.serveLabels)
+	mux.HandleFunc("GET /api/story", s.serveStory)
 	mux.HandleFunc("GET /api/overview", s.serveOverview)
 	mux.HandleFunc("GET /api/detail", s.serveDetail)
 	mux.HandleFunc("GET /api/stream", s.stream)
@@ -309,10 +317,10 @@ func Hosts(addr net.Addr) []string {
 	return hosts
 }
 
-func (s *Server) page(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) index(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if err := s.index.Execute(w, map[string]string{"Token": s.token, "Scope": s.Scope()}); err != nil {
+	if err := s.indexPage.Execute(w, map[string]string{"Token": s.token, "Scope": s.Scope()}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
 }
@@ -352,43 +360,60 @@ func (s *Server) Overview(ctx context.Context) (Overview, error) {
 
 // Detail is one rollout's page, from the informers; nil when it does not exist.
 func (s *Server) Detail(ctx context.Context, sel selection) (*Detail, error) {
+	d, _, err := s.page(ctx, sel)
+	return d, err
+}
+
+// page is one rollout's page and, for a ClusterGroupUpgrade whose plan is frozen, its map;
+// nil when the rollout does not exist.
+func (s *Server) page(ctx context.Context, sel selection) (*Detail, *Fleet, error) {
 	key := client.ObjectKey{Namespace: sel.namespace, Name: sel.name}
 	var events corev1.EventList
 	if err := s.cache.List(ctx, &events, client.MatchingFields{eventsByObject: key.String()}); err != nil {
-		return nil, fmt.Errorf("listing the events of %s: %w", key, err)
+		return nil, nil, fmt.Errorf("listing the events of %s: %w", key, err)
 	}
 	if sel.kind == KindIBGU {
 		if !s.groups {
-			return nil, nil
+			return nil, nil, nil
 		}
 		g := &lcmv1alpha1.ImageBasedGroupUpgrade{}
 		if err := s.cache.Get(ctx, key, g); err != nil {
-			return nil, client.IgnoreNotFound(err)
+			return nil, nil, client.IgnoreNotFound(err)
 		}
 		d := GroupDetail(g, nil)
-		return &d, nil
+		return &d, nil, nil
 	}
 	if sel.kind == KindMCU {
 		if !s.releases {
-			return nil, nil
+			return nil, nil, nil
 		}
 		m := &ranv1alpha1.ManagedClustersUpgrade{}
 		if err := s.cache.Get(ctx, key, m); err != nil {
-			return nil, client.IgnoreNotFound(err)
+			return nil, nil, client.IgnoreNotFound(err)
 		}
 		d := ReleaseDetail(m, nil)
-		return &d, nil
+		return &d, nil, nil
 	}
+	cgu, records, err := s.upgrade(ctx, key)
+	if cgu == nil || err != nil {
+		return nil, nil, err
+	}
+	d := UpgradeDetail(cgu, records, events.Items, s.now())
+	return &d, FleetOf(records, cgu.Status), nil
+}
+
+// upgrade is a ClusterGroupUpgrade and its batch records, from the informers; nil when it
+// does not exist.
+func (s *Server) upgrade(ctx context.Context, key client.ObjectKey) (*ranv1alpha1.ClusterGroupUpgrade, []ranv1alpha1.ClusterGroupUpgradeBatch, error) {
 	cgu := &ranv1alpha1.ClusterGroupUpgrade{}
 	if err := s.cache.Get(ctx, key, cgu); err != nil {
-		return nil, client.IgnoreNotFound(err)
+		return nil, nil, client.IgnoreNotFound(err)
 	}
 	var records ranv1alpha1.ClusterGroupUpgradeBatchList
 	if err := s.cache.List(ctx, &records, client.InNamespace(key.Namespace), client.MatchingFields{recordsByUpgrade: key.String()}); err != nil {
-		return nil, fmt.Errorf("listing the batches of %s: %w", key, err)
+		return nil, nil, fmt.Errorf("listing the batches of %s: %w", key, err)
 	}
-	d := UpgradeDetail(cgu, records.Items, events.Items)
-	return &d, nil
+	return cgu, records.Items, nil
 }
 
 func (s *Server) serveOverview(w http.ResponseWriter, r *http.Request) {
@@ -461,13 +486,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// pusher writes one page's stream and remembers what it last sent.
+// pusher writes one page's stream and remembers what it last sent: the overview's and the
+// detail's JSON, and the map's epoch and states, so that it sends only what changed.
 type pusher struct {
 	s       *Server
 	w       http.ResponseWriter
 	flusher http.Flusher
 	sel     selection
 	last    [2][]byte
+	epoch   string
+	states  string
 }
 
 func (p *pusher) push(ctx context.Context) error {
@@ -479,16 +507,50 @@ func (p *pusher) push(ctx context.Context) error {
 		return err
 	}
 	if p.sel.name != "" {
-		d, err := p.s.Detail(ctx, p.sel)
+		d, f, err := p.s.page(ctx, p.sel)
 		if err != nil {
 			return err
 		}
 		if err := sendIfChanged(p.w, "detail", d, &p.last[1]); err != nil {
 			return err
 		}
+		if err := p.pushFleet(f); err != nil {
+			return err
+		}
 	}
 	p.flusher.Flush()
 	return nil
+}
+
+// pushFleet sends the map whole when its clusters changed (or it went away), else the states
+// that changed.
+func (p *pusher) pushFleet(f *Fleet) error {
+	switch {
+	case f == nil && p.epoch != "":
+		p.epoch, p.states = "", ""
+		return send(p.w, "fleet", nil)
+	case f == nil:
+		return nil
+	case f.Epoch != p.epoch:
+		p.epoch, p.states = f.Epoch, f.States
+		return send(p.w, "fleet", f)
+	}
+	d := DeltaOf(f.Epoch, p.states, f.States)
+	if d == nil {
+		return nil
+	}
+	p.states = f.States
+	return send(p.w, "states", d)
+}
+
+// send writes one server-sent event named name with v as JSON.
+func send(w io.Writer, name string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
+	return err
 }
 
 func (p *pusher) keepAlive() error {

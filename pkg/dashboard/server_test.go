@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net"
@@ -19,7 +21,7 @@ func pageServer(t *testing.T, namespace string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Server{token: "secret", namespace: namespace, index: template.Must(template.New("index").Parse(string(page)))}
+	return &Server{token: "secret", namespace: namespace, indexPage: template.Must(template.New("index").Parse(string(page)))}
 }
 
 func TestRequestsAreRefusedBeforeTheHubIsRead(t *testing.T) {
@@ -105,5 +107,44 @@ func TestBrokerCoalescesNotices(t *testing.T) {
 	}
 	if len(second) != 1 {
 		t.Errorf("a stream with a notice pending got %d", len(second))
+	}
+}
+
+// The libraries the binary embeds are those hack/vendor-web.sh vendored, as the lock file
+// pins them: a file changed by hand (or half vendored) differs from its digest.
+func TestVendoredLibrariesMatchTheirDigests(t *testing.T) {
+	sums, err := fs.ReadFile(web, "web/vendor/SHA256SUMS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		want, name, ok := strings.Cut(line, "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q", line)
+		}
+		data, err := fs.ReadFile(web, "web/vendor/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256(data)); got != want {
+			t.Errorf("%s: digest %s, SHA256SUMS says %s: run make web-vendor", name, got, want)
+		}
+		checked++
+	}
+	if checked != 5 {
+		t.Errorf("SHA256SUMS names %d files, want the 5 the page imports", checked)
+	}
+	lock, err := fs.ReadFile(web, "web/vendor/package-lock.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pin := range []string{`"node_modules/preact": {`, `"node_modules/htm": {`, `"node_modules/uplot": {`} {
+		if !strings.Contains(string(lock), pin) {
+			t.Errorf("the lock file pins no %s", pin)
+		}
 	}
 }

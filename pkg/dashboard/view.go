@@ -19,8 +19,6 @@ import (
 
 // The page never holds more rows than these limits, whatever the fleet: counts say the rest.
 const (
-	// RunningLimit bounds the clusters of the running batch shown one by one.
-	RunningLimit = 500
 	// ProblemLimit bounds the held and the failed clusters shown one by one.
 	ProblemLimit = 100
 	// EventLimit is how many of the latest events are shown.
@@ -139,7 +137,12 @@ type Detail struct {
 	// Checks are the upgrade checks' verdicts.
 	Checks    *ranv1alpha1.UpgradeChecksStatus `json:"checks,omitempty"`
 	Approvals []ranv1alpha1.BatchApproval      `json:"approvals,omitempty"`
-	Events    []Event                          `json:"events"`
+	// Events are the latest EventLimit events; EventGroups all of them, grouped by kind and
+	// batch, failures and holds first.
+	Events      []Event      `json:"events"`
+	EventGroups []EventGroup `json:"eventGroups,omitempty"`
+	// Progress is the burn-up chart of a ClusterGroupUpgrade that started.
+	Progress *Progress `json:"progress,omitempty"`
 	// Actions say which buttons apply.
 	Actions Actions `json:"actions"`
 	// Steps are an ImageBasedGroupUpgrade's plan steps.
@@ -245,7 +248,7 @@ const (
 	BatchEnded   = "ended"
 )
 
-// Running is the running batch: its counts and its clusters, not done first.
+// Running is the running batch and its counts; the fleet map (Fleet) shows its clusters.
 type Running struct {
 	Index int `json:"index"`
 	// Window is how many of the batch's clusters run at once in a Window rollout, 0 for a
@@ -255,10 +258,8 @@ type Running struct {
 	// deadline, resets and last unhealthy stage (status.currentBatch.stage).
 	Stage *ranv1alpha1.StageStatus `json:"stage,omitempty"`
 	// Ended is true once the batch ended, while the next one waits to start.
-	Ended    bool                      `json:"ended,omitempty"`
-	Counts   ranv1alpha1.ClusterCounts `json:"counts"`
-	Clusters []Cluster                 `json:"clusters"`
-	NotShown int                       `json:"notShown,omitempty"`
+	Ended  bool                      `json:"ended,omitempty"`
+	Counts ranv1alpha1.ClusterCounts `json:"counts"`
 }
 
 // Cluster is one cluster of a batch.
@@ -503,9 +504,9 @@ func addCounts(sum *ranv1alpha1.ClusterCounts, c ranv1alpha1.ClusterCounts) {
 	sum.Held += c.Held
 }
 
-// UpgradeDetail is a ClusterGroupUpgrade's page: records are its batch records (any order),
-// events the events about it (any order).
-func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.ClusterGroupUpgradeBatch, events []corev1.Event) Detail {
+// UpgradeDetail is a ClusterGroupUpgrade's page at now: records are its batch records (any
+// order), events the events about it (any order).
+func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.ClusterGroupUpgradeBatch, events []corev1.Event, now time.Time) Detail {
 	d := Detail{Row: UpgradeRow(cgu), Held: []Cluster{}, Failed: []Cluster{}, Timeline: []Batch{},
 		Checks: cgu.Status.UpgradeChecks, Approvals: cgu.Status.Approvals, Events: newEvents(events)}
 	st := cgu.Status
@@ -522,6 +523,15 @@ func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.C
 	}
 	d.Actions = actions(cgu)
 	d.Analysis = analyses(records, cgu.Spec.Analysis)
+	d.Progress = ProgressOf(cgu, records, events, d.Timeline, d.ETA, now)
+	batchOf := map[string]int{}
+	for i := range records {
+		r := &records[i]
+		for _, c := range r.Spec.Clusters {
+			batchOf[c] = r.Spec.Index
+		}
+	}
+	d.EventGroups = GroupEvents(events, batchOf)
 	return d
 }
 
@@ -674,31 +684,24 @@ func latest(a, b *metav1.Time) *metav1.Time {
 	return a
 }
 
-// running is the running batch, from its records: its clusters not done first.
+// running is the running batch and its counts, from its records.
 func running(records []ranv1alpha1.ClusterGroupUpgradeBatch, st ranv1alpha1.ClusterGroupUpgradeStatus) *Running {
 	if st.CurrentBatch == nil {
 		return nil
 	}
-	r := &Running{Index: st.CurrentBatch.Index, Stage: st.CurrentBatch.Stage, Clusters: []Cluster{}}
-	var all []Cluster
+	r := &Running{Index: st.CurrentBatch.Index, Stage: st.CurrentBatch.Stage}
 	for i := range records {
 		rec := &records[i]
 		if rec.Spec.Index != r.Index {
 			continue
 		}
-		all = append(all, clustersOf(rec)...)
+		for _, c := range clustersOf(rec) {
+			countState(&r.Counts, ranv1alpha1.ClusterState(c.State))
+			r.Counts.Total++
+		}
 		r.Ended = rec.Status.FinishedAt != nil
 		r.Window = rec.Spec.Window
 	}
-	for _, c := range all {
-		countState(&r.Counts, ranv1alpha1.ClusterState(c.State))
-	}
-	r.Counts.Total = len(all)
-	slices.SortStableFunc(all, func(a, b Cluster) int {
-		return cmp.Or(cmp.Compare(stateOrder(a.State), stateOrder(b.State)), cmp.Compare(a.Name, b.Name))
-	})
-	r.Clusters = append(r.Clusters, all[:min(len(all), RunningLimit)]...)
-	r.NotShown = len(all) - len(r.Clusters)
 	return r
 }
 
@@ -721,23 +724,6 @@ func clustersOf(rec *ranv1alpha1.ClusterGroupUpgradeBatch) []Cluster {
 		out = append(out, c)
 	}
 	return out
-}
-
-// stateOrder puts the clusters that need a look first: in progress, waiting, then done.
-func stateOrder(s string) int {
-	switch ranv1alpha1.ClusterState(s) {
-	case ranv1alpha1.ClusterInProgress:
-		return 0
-	case ranv1alpha1.ClusterPending:
-		return 1
-	case ranv1alpha1.ClusterFailed:
-		return 2
-	case ranv1alpha1.ClusterTimedOut:
-		return 3
-	case ranv1alpha1.ClusterHeld:
-		return 4
-	}
-	return 5
 }
 
 // problems lists the held clusters (held by the checks, or waiting in the running batch for

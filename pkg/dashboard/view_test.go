@@ -178,7 +178,7 @@ func TestUpgradeDetail(t *testing.T) {
 	for i := range 30 {
 		events = append(events, corev1.Event{Reason: fmt.Sprintf("E%02d", i), LastTimestamp: *at(i)})
 	}
-	d := UpgradeDetail(cgu, records, events)
+	d := UpgradeDetail(cgu, records, events, at(30).Time)
 
 	t.Run("timeline", func(t *testing.T) { checkTimeline(t, d) })
 	t.Run("running batch", func(t *testing.T) { checkRunning(t, d) })
@@ -205,12 +205,8 @@ func checkRunning(t *testing.T, d Detail) {
 	if d.Running == nil || d.Running.Index != 3 || d.Running.Counts.Total != 600 {
 		t.Fatalf("running batch %+v", d.Running)
 	}
-	if len(d.Running.Clusters) != RunningLimit || d.Running.NotShown != 100 {
-		t.Errorf("the running batch shows %d clusters and %d not shown, want %d and 100", len(d.Running.Clusters), d.Running.NotShown, RunningLimit)
-	}
-	if d.Running.Clusters[0].State != string(ranv1alpha1.ClusterInProgress) || d.Running.Clusters[199].State != string(ranv1alpha1.ClusterInProgress) ||
-		d.Running.Clusters[200].State != string(ranv1alpha1.ClusterPending) {
-		t.Errorf("the clusters in progress do not come first")
+	if want := (ranv1alpha1.ClusterCounts{Total: 600, InProgress: 200, Pending: 400}); d.Running.Counts != want {
+		t.Errorf("running batch counts %+v, want %+v", d.Running.Counts, want)
 	}
 }
 
@@ -355,20 +351,17 @@ func fleetRecords(n, size int) []ranv1alpha1.ClusterGroupUpgradeBatch {
 	return records
 }
 
-// At 10,000 clusters in batches of 2,000, all failing, the page gets the timeline, the
-// running batch's first RunningLimit clusters and ProblemLimit failed ones: what it draws
-// does not grow with the fleet.
+// At 10,000 clusters in batches of 2,000, all failing, the page's detail has the timeline,
+// the running batch's counts and ProblemLimit failed clusters: it does not grow with the
+// fleet (the map's Fleet does, sent once).
 func TestDetailIsBoundedOnALargeFleet(t *testing.T) {
 	cgu := &ranv1alpha1.ClusterGroupUpgrade{Status: ranv1alpha1.ClusterGroupUpgradeStatus{
 		State: ranv1alpha1.StateNotCompleted, Plan: &ranv1alpha1.PlanSummary{Batches: 5, FrozenAt: at(0)},
 		CurrentBatch: &ranv1alpha1.BatchStatus{Index: 1},
 	}}
-	d := UpgradeDetail(cgu, fleetRecords(10000, 2000), nil)
+	d := UpgradeDetail(cgu, fleetRecords(10000, 2000), nil, t0)
 	if len(d.Timeline) != 5 || d.Running.Counts.Total != 2000 || d.Running.Counts.Failed != 2000 || d.Running.Window != 0 {
 		t.Fatalf("timeline %d batches, running %+v", len(d.Timeline), d.Running.Counts)
-	}
-	if len(d.Running.Clusters) != RunningLimit || d.Running.NotShown != 2000-RunningLimit {
-		t.Errorf("running batch: %d shown, %d not shown", len(d.Running.Clusters), d.Running.NotShown)
 	}
 	if len(d.Failed) != ProblemLimit || d.FailedNotShown != 2000-ProblemLimit {
 		t.Errorf("failed: %d shown, %d not shown", len(d.Failed), d.FailedNotShown)
@@ -391,7 +384,7 @@ func BenchmarkUpgradeDetail(b *testing.B) {
 		records := fleetRecords(n, 500)
 		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				d := UpgradeDetail(cgu, records, nil)
+				d := UpgradeDetail(cgu, records, nil, t0)
 				if _, err := json.Marshal(d); err != nil {
 					b.Fatal(err)
 				}
@@ -416,7 +409,7 @@ func TestWindowShowsItsSize(t *testing.T) {
 	for i, took := range []int{20, 30} {
 		records[1].Status.Clusters[i].StartedAt, records[1].Status.Clusters[i].Since = at(5), at(5+took)
 	}
-	d := UpgradeDetail(cgu, records, nil)
+	d := UpgradeDetail(cgu, records, nil, t0)
 	if d.Timeline[0].Window != 0 || d.Timeline[1].Window != 10 || d.Running == nil || d.Running.Window != 10 {
 		t.Fatalf("timeline %+v, running %+v", d.Timeline, d.Running)
 	}
@@ -439,7 +432,7 @@ func TestProgressiveShowsItsStages(t *testing.T) {
 	records := []ranv1alpha1.ClusterGroupUpgradeBatch{record(1, 0, at(0), at(5), 1, ranv1alpha1.ClusterCompleted),
 		record(2, 0, at(5), nil, 10, ranv1alpha1.ClusterCompleted, ranv1alpha1.ClusterInProgress, ranv1alpha1.ClusterInProgress)}
 	records[1].Spec.Stages = []int{1, 2, 4}
-	d := UpgradeDetail(cgu, records, nil)
+	d := UpgradeDetail(cgu, records, nil, t0)
 	if !slices.Equal(d.Timeline[1].Stages, []int{1, 2, 4}) || d.Timeline[0].Stages != nil || d.Running == nil || d.Running.Stage != stage {
 		t.Fatalf("timeline %+v, running %+v", d.Timeline, d.Running)
 	}
@@ -505,7 +498,7 @@ func TestAnalysisOfEachBatch(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cgu := &ranv1alpha1.ClusterGroupUpgrade{Spec: ranv1alpha1.ClusterGroupUpgradeSpec{Analysis: spec}}
 			var got []string
-			for _, a := range UpgradeDetail(cgu, tc.records, nil).Analysis {
+			for _, a := range UpgradeDetail(cgu, tc.records, nil, t0).Analysis {
 				for _, g := range a.Gates {
 					var points []string
 					for _, p := range g.Points {
@@ -535,7 +528,7 @@ func TestGateVerdictAsJSON(t *testing.T) {
 	g := &r.Status.Analysis.Gates[0]
 	g.Phase, g.Conclusive, g.Failures, g.Inconclusives = ranv1alpha1.AnalysisFailed, 1, 1, 1
 	g.Message, g.Clusters = "api-errors failed: b1-p0-0001 missed value < 0.05", []string{"b1-p0-0001"}
-	d := UpgradeDetail(&ranv1alpha1.ClusterGroupUpgrade{}, []ranv1alpha1.ClusterGroupUpgradeBatch{r}, nil)
+	d := UpgradeDetail(&ranv1alpha1.ClusterGroupUpgrade{}, []ranv1alpha1.ClusterGroupUpgradeBatch{r}, nil, t0)
 	data, err := json.Marshal(d.Analysis)
 	if err != nil {
 		t.Fatal(err)
@@ -568,7 +561,7 @@ func TestAnalysisIsBounded(t *testing.T) {
 		}
 		records = append(records, r)
 	}
-	a := UpgradeDetail(&ranv1alpha1.ClusterGroupUpgrade{}, records, nil).Analysis
+	a := UpgradeDetail(&ranv1alpha1.ClusterGroupUpgrade{}, records, nil, t0).Analysis
 	if len(a) != AnalysisLimit || a[0].Batch != 31 || a[AnalysisLimit-1].Batch != 40 {
 		t.Fatalf("%d batches from %d, want the latest %d", len(a), a[0].Batch, AnalysisLimit)
 	}
