@@ -19,6 +19,7 @@ import (
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -800,6 +801,13 @@ var _ = Describe("kubectl cgu dashboard", func() {
 		Expect(took.Clusters).To(Equal(10000))
 		Expect(cell(tab, "site-00014")).To(Equal("TimedOut"), "the page drew the map it was given")
 		Expect(cell(tab, "site-07001")).To(Equal("InProgress"))
+		By("a click on a cluster the rollout does not select: its story says so; Escape closes it")
+		at := locate(tab, "site-00014")
+		Expect(within(tab, chromedp.MouseClickXY(at.X, at.Y), chromedp.WaitVisible(chromedp.CSS(`#story-error`)))).To(Succeed())
+		Expect(text(tab, `#story-error`)).To(ContainSubstring("does not select cluster site-00014"))
+		Expect(within(tab, chromedp.KeyEvent(kb.Escape), chromedp.WaitNotPresent(chromedp.CSS(`#story`)))).To(Succeed())
+		Expect(eval(tab, `location.hash === "#/ClusterGroupUpgrade/cgu-ten/ten-thousand"`)).To(BeTrue())
+
 		report := fmt.Sprintf("the page drew 10,000 clusters in %.0f ms, from the data to the next frame (the map's own layout and drawing: %.0f ms), in headless Chromium", took.Total, took.Map)
 		AddReportEntry("map render at 10,000", report)
 		GinkgoWriter.Println(report)

@@ -6,8 +6,10 @@
 // batch records, ImageBasedGroupUpgrades when the hub serves them, and the events about
 // ClusterGroupUpgrades) and pushes what changed to each open page as server-sent events: the
 // page never polls, and the server never lists the fleet from the API server after its
-// informers synced. What it pushes is bounded (view.go): counts, the timeline of batches,
-// the running batch's clusters up to RunningLimit, and ProblemLimit held and failed clusters.
+// informers synced (a cluster's story and the map's labels are read when the page asks).
+// What it pushes is bounded (view.go), but for the map (fleet.go): counts, the timeline of
+// batches, ProblemLimit held and failed clusters, GroupLimit groups of events and at most
+// ProgressPoints points of the chart; the map's names once, then the states that changed.
 //
 // The page acts with the user's credentials, so the server refuses a request that a page of
 // another site could make: every request must name the server's own host (no DNS

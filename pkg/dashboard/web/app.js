@@ -860,6 +860,11 @@ function closeStory() {
   if (store.selection) location.hash = hashOf(store.selection);
 }
 
+// Escape closes the story, unless a dialog is open (it closes the dialog).
+window.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && store.story && !document.querySelector("dialog[open]")) closeStory();
+});
+
 // Story is the panel that tells one cluster's story.
 function Story() {
   const s = store.story;
