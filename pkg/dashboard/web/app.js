@@ -494,7 +494,7 @@ function mapSummary(f) {
     const l = String.fromCharCode(code);
     n[l] = (n[l] || 0) + 1;
   }
-  return count(f.names.length, "cluster", "clusters") + ": " + Object.entries(n).map(([l, k]) => k + " " + stateLabels[stateOfLetter(l)]).join(", ");
+  return count(f.names.length, "cluster", "clusters") + ": " + Object.entries(n).map(([l, k]) => k.toLocaleString("en") + " " + stateLabels[stateOfLetter(l)]).join(", ");
 }
 
 // Chart is the burn-up chart: clusters completed, failed, timed out and in progress against

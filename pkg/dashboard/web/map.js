@@ -122,13 +122,13 @@ export function drawMap(canvas, layout, f, colors, selected) {
   for (const g of layout.groups) {
     const tally = {};
     for (const i of g.members) tally[f.states[i]] = (tally[f.states[i]] || 0) + 1;
-    const parts = stateOrder.filter((s) => tally[s]).map((s) => tally[s] + " " + words[s]);
+    const parts = stateOrder.filter((s) => tally[s]).map((s) => tally[s].toLocaleString("en") + " " + words[s]);
     ctx.fillStyle = colors.ink;
     ctx.fillText(g.title, 0, g.top + 2);
     const w = ctx.measureText(g.title).width;
     ctx.fillStyle = colors.muted;
     ctx.font = "12px system-ui, sans-serif";
-    ctx.fillText(" · " + g.members.length + ": " + parts.join(", "), w, g.top + 2);
+    ctx.fillText(" · " + g.members.length.toLocaleString("en") + ": " + parts.join(", "), w, g.top + 2);
     ctx.font = "600 12px system-ui, sans-serif";
   }
   const s = layout.size;
