@@ -68,7 +68,7 @@ func GroupEvents(events []corev1.Event, batchOf map[string]int) []EventGroup {
 		}
 		k := key{e.Type, action, batch}
 		g := groups[k]
-		at := eventTime(e)
+		at := talm.LastSeen(e)
 		if g == nil {
 			g = &EventGroup{Type: e.Type, Reason: e.Reason, Action: action, Batch: batch, First: firstTime(e), Last: at, Message: e.Message, Rank: 2}
 			switch {

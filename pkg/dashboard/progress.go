@@ -248,8 +248,8 @@ func pauseHolds(events []corev1.Event, paused bool) []Hold {
 			continue
 		}
 		resume := e.Reason == talm.ReasonResumed
-		marks = append(marks, mark{eventTime(e), resume})
-		if first := e.FirstTimestamp.Time; !first.IsZero() && e.Count > 1 && first.Before(eventTime(e)) {
+		marks = append(marks, mark{talm.LastSeen(e), resume})
+		if first := e.FirstTimestamp.Time; !first.IsZero() && e.Count > 1 && first.Before(talm.LastSeen(e)) {
 			marks = append(marks, mark{first, resume})
 		}
 	}
@@ -310,5 +310,5 @@ func firstTime(e corev1.Event) time.Time {
 	if !e.FirstTimestamp.IsZero() {
 		return e.FirstTimestamp.Time
 	}
-	return eventTime(e)
+	return talm.LastSeen(e)
 }

@@ -15,6 +15,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/estimate"
 	"github.com/cgu-operator/cgu-operator/pkg/mcu"
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 )
 
 // The page never holds more rows than these limits, whatever the fleet: counts say the rest.
@@ -762,23 +763,10 @@ func appendBounded(list []Cluster, more int, c Cluster) ([]Cluster, int) {
 func newEvents(events []corev1.Event) []Event {
 	out := make([]Event, 0, len(events))
 	for _, e := range events {
-		out = append(out, Event{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Time: eventTime(e)})
+		out = append(out, Event{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Time: talm.LastSeen(e)})
 	}
 	slices.SortStableFunc(out, func(a, b Event) int { return b.Time.Compare(a.Time) })
 	return out[:min(len(out), EventLimit)]
-}
-
-// eventTime is when an event last happened, whichever API wrote it.
-func eventTime(e corev1.Event) time.Time {
-	switch {
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		return e.Series.LastObservedTime.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	}
-	return e.CreationTimestamp.Time
 }
 
 // GroupDetail is an ImageBasedGroupUpgrade's page: its steps and its failed clusters.

@@ -3,9 +3,10 @@ package story
 import (
 	"slices"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/cgu-operator/cgu-operator/pkg/talm"
 )
 
 // eventsOf keeps the events whose message names the cluster as a whole word, newest first,
@@ -14,28 +15,11 @@ func eventsOf(events []corev1.Event, cluster string) []Event {
 	out := []Event{}
 	for _, e := range events {
 		if namesWord(e.Message, cluster) {
-			out = append(out, Event{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Time: lastSeen(e)})
+			out = append(out, Event{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Time: talm.LastSeen(e)})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Event) int { return b.Time.Compare(a.Time) })
 	return out[:min(len(out), EventLimit)]
-}
-
-// lastSeen is when an event last happened, whichever events API wrote it.
-func lastSeen(e corev1.Event) time.Time {
-	for _, t := range []time.Time{seriesTime(e), e.LastTimestamp.Time, e.EventTime.Time} {
-		if !t.IsZero() {
-			return t
-		}
-	}
-	return e.CreationTimestamp.Time
-}
-
-func seriesTime(e corev1.Event) time.Time {
-	if e.Series == nil {
-		return time.Time{}
-	}
-	return e.Series.LastObservedTime.Time
 }
 
 // namesWord reports whether text holds name as a whole word: "sno-5" is not in "sno-50",
