@@ -155,14 +155,16 @@ func Approvals(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) []ranv1alpha
 }
 
 // PausedFor is the time paused so far: the pauses status recorded as ended, and the one it
-// recorded as begun (still on, or ending with this reconcile).
+// recorded as begun (still on, or ending with this reconcile). Status keeps whole seconds, so
+// the current pause counts from its recorded start to now cut to the second as well: a pause
+// of two hours is two hours, whatever fraction of a second the clock showed when it began.
 func PausedFor(st ranv1alpha1.ClusterGroupUpgradeStatus, now time.Time) time.Duration {
 	var d time.Duration
 	if st.PausedFor != nil {
 		d = st.PausedFor.Duration
 	}
 	if st.PausedAt != nil {
-		d += now.Sub(st.PausedAt.Time)
+		d += max(now.Truncate(time.Second).Sub(st.PausedAt.Time), 0)
 	}
 	return d
 }
@@ -178,7 +180,7 @@ func RecordPause(st *ranv1alpha1.ClusterGroupUpgradeStatus, paused, started bool
 		at := metav1.NewTime(now).Rfc3339Copy()
 		st.PausedAt = &at
 	case !paused && st.PausedAt != nil:
-		st.PausedFor = &metav1.Duration{Duration: PausedFor(*st, now).Round(time.Second)}
+		st.PausedFor = &metav1.Duration{Duration: PausedFor(*st, now)}
 		st.PausedAt = nil
 	}
 }

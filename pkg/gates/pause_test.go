@@ -36,3 +36,18 @@ func TestPauseStatus(t *testing.T) {
 		t.Fatalf("two pauses add up to %v, want three hours", st.PausedFor.Duration)
 	}
 }
+
+// A pause that begins on a clock showing a fraction of a second lasts what the clock moved:
+// status keeps whole seconds, so both ends are counted in whole seconds.
+func TestPauseFromFractionOfSecond(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 8, 0, 0, 700_000_000, time.UTC)
+	st := &ranv1alpha1.ClusterGroupUpgradeStatus{}
+	RecordPause(st, true, true, t0)
+	if got := PausedFor(*st, t0.Add(time.Hour)); got != time.Hour {
+		t.Fatalf("paused for %v during the pause, want an hour", got)
+	}
+	RecordPause(st, false, true, t0.Add(2*time.Hour))
+	if st.PausedFor == nil || st.PausedFor.Duration != 2*time.Hour {
+		t.Fatalf("after resuming: %v, want two hours", st.PausedFor)
+	}
+}
