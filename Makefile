@@ -11,7 +11,7 @@ PRECACHE_IMG ?= quay.io/cgu-operator/cgu-operator-precache:latest
 VERSION ?= 0.1.0
 BUNDLE_CHANNELS ?= stable
 BUNDLE_DEFAULT_CHANNEL ?= stable
-BUNDLE_EXAMPLES ?= samples/clustergroupupgrade-minimal.yaml samples/clustergroupupgrade-precache.yaml samples/imagebasedgroupupgrade.yaml samples/managedclustersupgrade.yaml
+BUNDLE_EXAMPLES ?= samples/clustergroupupgrade-minimal.yaml samples/clustergroupupgrade-precache.yaml samples/imagebasedgroupupgrade.yaml samples/managedclustersupgrade.yaml samples/releasetrain.yaml
 
 KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker

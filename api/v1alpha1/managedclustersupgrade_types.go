@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	workv1 "open-cluster-management.io/api/work/v1"
 )
 
@@ -41,6 +42,10 @@ type ManagedClustersUpgradeSpec struct {
 	// UpgradeStrategy is the canaries, the batch size and the time budgets.
 	// +optional
 	UpgradeStrategy MCUUpgradeStrategy `json:"upgradeStrategy,omitempty"`
+	// Rollout are the gates, windows and approvals of the ClusterGroupUpgrade that runs the
+	// rollout. An addition to the seed.
+	// +optional
+	Rollout *MCURollout `json:"rollout,omitempty"`
 	// PreUpgradeAction is a ManifestWork applied to each cluster when its batch starts; the
 	// cluster upgrades once it is Available (and Complete, when its condition rules say so).
 	// A Degraded one holds the cluster.
@@ -196,6 +201,32 @@ type WorkerCapacity struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="spec.upgradeStrategy.workerCapacity.scaleTimeout must be at least 10s"
 	ScaleTimeout *metav1.Duration `json:"scaleTimeout,omitempty"`
+}
+
+// MCURollout are the ClusterGroupUpgrade's settings a ManagedClustersUpgrade passes on to its
+// rollout; each means what the ClusterGroupUpgrade field of the same name means.
+type MCURollout struct {
+	// MaintenanceWindows say when new batches may start.
+	// +optional
+	MaintenanceWindows *MaintenanceWindows `json:"maintenanceWindows,omitempty"`
+	// Approval makes batches wait for an approval (kubectl cgu approve, on the
+	// ClusterGroupUpgrade).
+	// +optional
+	Approval *ApprovalGates `json:"approval,omitempty"`
+	// BatchSoak is how long a finished batch's clusters must stay compliant before the next
+	// batch starts.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="spec.rollout.batchSoak must not be negative"
+	BatchSoak *metav1.Duration `json:"batchSoak,omitempty"`
+	// MaxFailures is the rollout's failure budget: a count or a percentage such as "10%".
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 2147483647 : self.matches('^0*([0-9]{1,2}|100)%$')",message="spec.rollout.maxFailures must be a non-negative count or a percentage such as 10% (at most 2147483647, or 100%)"
+	MaxFailures *intstr.IntOrString `json:"maxFailures,omitempty"`
+	// Analysis judges each batch by its upgraded clusters' metrics (docs/analysis.md).
+	// +optional
+	Analysis *Analysis `json:"analysis,omitempty"`
 }
 
 // CanaryClusters selects the canaries among the selected clusters.

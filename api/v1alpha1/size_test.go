@@ -142,3 +142,35 @@ func TestBatchRecordStaysSmall(t *testing.T) {
 	}
 	t.Logf("largest ClusterGroupUpgradeBatch: %d bytes", len(data))
 }
+
+func TestReleaseTrainStatusStaysSmall(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
+	msg := strings.Repeat("m", MessageLimit)
+	st := ReleaseTrainStatus{ObservedGeneration: 1 << 40, Newest: name(0, 64), CheckedAt: &now}
+	for i := range TrainRingLimit {
+		rs := RingStatus{Name: name(i, 20), Release: name(i, 64), Rollout: name(i, 48), Ended: true}
+		for j := range TrainHubLimit {
+			rs.Unreachable = append(rs.Unreachable, name(j, 63))
+		}
+		st.Rings = append(st.Rings, rs)
+	}
+	for i := range TrainLedgerLimit {
+		r := LedgerRelease{Version: name(i, 64), State: ReleaseSuperseded, FoundAt: now, Message: msg}
+		for j := range TrainRingLimit {
+			r.Rings = append(r.Rings, LedgerRing{Name: name(j, 20), State: RingQualified, StartedAt: now,
+				Clusters: 1 << 40, Complete: 1 << 40, Failed: 1 << 40, SoakingSince: &now, DecidedAt: &now})
+		}
+		st.Ledger = append(st.Ledger, r)
+	}
+	for _, kind := range []string{TrainConditionSourceRead, TrainConditionProgressing, TrainConditionHubsReporting, ConditionReconciled} {
+		st.Conditions = append(st.Conditions, metav1.Condition{Type: kind, Reason: strings.Repeat("R", 64), Message: msg, LastTransitionTime: now})
+	}
+	data, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > sizeLimit {
+		t.Fatalf("the largest ReleaseTrain status is %d bytes, more than %d", len(data), sizeLimit)
+	}
+	t.Logf("largest ReleaseTrain status: %d bytes", len(data))
+}

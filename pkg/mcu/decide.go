@@ -693,6 +693,11 @@ func upgradeOf(m *ranv1alpha1.ManagedClustersUpgrade, policies, clusters, canari
 			u.Spec.OperatorUpgrades.Exclude = append(u.Spec.OperatorUpgrades.Exclude, ranv1alpha1.SubscriptionRef(o))
 		}
 	}
+	if r := m.Spec.Rollout; r != nil {
+		r = r.DeepCopy()
+		u.Spec.MaintenanceWindows, u.Spec.Approval, u.Spec.BatchSoak, u.Spec.MaxFailures, u.Spec.Analysis =
+			r.MaintenanceWindows, r.Approval, r.BatchSoak, r.MaxFailures, r.Analysis
+	}
 	if m.Spec.PreUpgradeAction != nil {
 		u.Spec.PreUpgradeActions = []string{TemplateName(m, "pre")}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/cgu"
@@ -125,6 +126,32 @@ func TestDecideMakesTheUpgradeOncePlaced(t *testing.T) {
 	}
 	if in.Status.Upgrade != f.MCU.Name {
 		t.Errorf("status.upgrade %q", in.Status.Upgrade)
+	}
+}
+
+// The rollout's gates, windows and approvals pass on to the ClusterGroupUpgrade as they are.
+func TestDecidePassesTheRolloutSettingsOn(t *testing.T) {
+	f := facts(t)
+	hop, target := mcu.PolicyName(f.MCU, "4.15.40"), mcu.PolicyName(f.MCU, "4.16.20")
+	f.Placed = map[string][]string{hop: {"eus"}, target: {"canary", "eus", "z"}}
+	budget := intstr.FromString("10%")
+	f.MCU.Spec.Rollout = &ranv1alpha1.MCURollout{
+		MaintenanceWindows: &ranv1alpha1.MaintenanceWindows{Windows: []ranv1alpha1.MaintenanceWindow{{Start: "01:00", Duration: metav1.Duration{Duration: time.Hour}}}},
+		Approval:           &ranv1alpha1.ApprovalGates{AfterCanaries: true},
+		BatchSoak:          &metav1.Duration{Duration: 30 * time.Minute},
+		MaxFailures:        &budget,
+	}
+	u := mcu.Decide(f).Upgrade
+	if u == nil {
+		t.Fatal("no ClusterGroupUpgrade")
+	}
+	r := f.MCU.Spec.Rollout
+	if !cmp.Equal(u.Spec.MaintenanceWindows, r.MaintenanceWindows) || !cmp.Equal(u.Spec.Approval, r.Approval) ||
+		!cmp.Equal(u.Spec.BatchSoak, r.BatchSoak) || !cmp.Equal(u.Spec.MaxFailures, r.MaxFailures) || u.Spec.Analysis != nil {
+		t.Errorf("windows %+v approval %+v soak %v budget %v analysis %v", u.Spec.MaintenanceWindows, u.Spec.Approval, u.Spec.BatchSoak, u.Spec.MaxFailures, u.Spec.Analysis)
+	}
+	if u.Spec.Approval == r.Approval {
+		t.Error("the ClusterGroupUpgrade shares the rollout's objects")
 	}
 }
 

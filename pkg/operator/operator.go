@@ -40,6 +40,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/controllers/imagebasedgroupupgrade"
 	"github.com/cgu-operator/cgu-operator/controllers/managedclustersupgrade"
 	orphanscontroller "github.com/cgu-operator/cgu-operator/controllers/orphans"
+	"github.com/cgu-operator/cgu-operator/controllers/releasetrain"
 	ztpcontroller "github.com/cgu-operator/cgu-operator/controllers/ztp"
 	"github.com/cgu-operator/cgu-operator/pkg/emitter"
 	"github.com/cgu-operator/cgu-operator/pkg/hubapi"
@@ -293,6 +294,13 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 	}
 	if err := mc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ManagedClustersUpgrade controller: %w", err)
+	}
+	trains := &releasetrain.Reconciler{
+		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Clock: clk, Recorder: recorder, Unserved: hub.unserved,
+		Graphs: graphs, UpdateService: opts.UpdateService,
+	}
+	if err := trains.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ReleaseTrain controller: %w", err)
 	}
 	freezes := &fleetfreeze.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Clock: clk}
 	if err := freezes.SetupWithManager(mgr); err != nil {

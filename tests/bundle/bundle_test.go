@@ -98,6 +98,7 @@ func TestBundleExamplesMatchTheirCRDs(t *testing.T) {
 	g.Expect(kinds).To(HaveKey("ClusterGroupUpgrade"))
 	g.Expect(kinds).To(HaveKey("PreCachingConfig"))
 	g.Expect(kinds).To(HaveKey("ImageBasedGroupUpgrade"))
+	g.Expect(kinds).To(HaveKey("ReleaseTrain"))
 }
 
 func TestBundleOwnsItsCRDs(t *testing.T) {
@@ -117,7 +118,7 @@ func TestBundleOwnsItsCRDs(t *testing.T) {
 		g.Expect(d.Description).NotTo(BeEmpty(), d.Kind)
 	}
 	g.Expect(owned).To(ConsistOf(inBundle))
-	g.Expect(owned).To(HaveLen(6))
+	g.Expect(owned).To(HaveLen(7))
 }
 
 func TestBundleDeploymentRunsTheSpokeImage(t *testing.T) {
