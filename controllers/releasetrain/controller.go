@@ -84,13 +84,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return r.status(ctx, t, in, err)
 }
 
-// SetupWithManager registers the controller: a ReleaseTrain is reconciled when its spec
-// changes, when one of its ManagedClustersUpgrades changes, when a regional hub reports on
+// SetupWithManager registers the controller: a ReleaseTrain is reconciled when its spec or
+// its annotations change (annotating it asks for a pass), when one of its ManagedClustersUpgrades changes, when a regional hub reports on
 // one of its ManifestWorks, and when a regional hub's availability changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("releasetrain").
-		For(&ranv1alpha1.ReleaseTrain{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&ranv1alpha1.ReleaseTrain{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
+			predicate.AnnotationChangedPredicate{}))).
 		Watches(&ranv1alpha1.ManagedClustersUpgrade{}, handler.EnqueueRequestsFromMapFunc(r.owner)).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.hubOf),
 			builder.WithPredicates(availabilityChanged{}))
