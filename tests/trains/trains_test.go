@@ -156,7 +156,7 @@ var _ = Describe("A release train on one hub", Ordered, func() {
 		By("an hour of soak: it qualifies, enters ring early, and soaks there")
 		advance(ctx, time.Minute, t)
 		Eventually(ledger(ctx, t)).WithTimeout(settle).Should(Equal([]string{harness.To + " Rolling canary:Qualified,early:Soaking"}))
-		Consistently(mcuNames(ctx, global.Hub)).WithTimeout(2*time.Second).ShouldNot(ContainElement("three-late-4.16.12"))
+		Consistently(mcuNames(ctx, global.Hub)).WithTimeout(2 * time.Second).ShouldNot(ContainElement("three-late-4.16.12"))
 
 		By("half an hour later, ring late; the release is delivered once its clusters run it")
 		advance(ctx, 30*time.Minute, t)
@@ -229,7 +229,7 @@ var _ = Describe("A release train on one hub", Ordered, func() {
 		Eventually(ledger(ctx, t)).WithTimeout(settle).Should(Equal([]string{next + " AwaitingApproval"}))
 		Expect(storedTrain(ctx, t)(Default).Status.Conditions).To(ContainElement(And(
 			HaveField("Type", ranv1alpha1.TrainConditionProgressing), HaveField("Reason", ranv1alpha1.TrainReasonAwaitingApproval))))
-		Consistently(mcuNames(ctx, global.Hub)).WithTimeout(2*time.Second).ShouldNot(ContainElement("approve-all-4.16.13"))
+		Consistently(mcuNames(ctx, global.Hub)).WithTimeout(2 * time.Second).ShouldNot(ContainElement("approve-all-4.16.13"))
 
 		By("approved, it rolls out")
 		patch := client.MergeFrom(t.DeepCopy())
