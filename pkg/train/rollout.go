@@ -22,8 +22,10 @@ const (
 	LabelRing    = "ran.openshift.io/release-train-ring"
 	LabelRelease = "ran.openshift.io/release-train-release"
 	// LabelTrainNamespace is the train's namespace, on its ManifestWorks, which live in the
-	// regional hubs' namespaces.
-	LabelTrainNamespace = "ran.openshift.io/release-train-namespace"
+	// regional hubs' namespaces. It is the label of every object the operator makes for the
+	// rollouts of a namespace (ownership.LabelUpgradeNamespace): the operator's cache of
+	// ManifestWorks holds only those.
+	LabelTrainNamespace = "ran.openshift.io/cgu-namespace"
 )
 
 // The feedback a regional hub's work agent reports from its rollout (JSON paths of the
