@@ -136,4 +136,3 @@ var _ = Describe("A release train across regional hubs", Ordered, func() {
 		Expect(mcuNames(ctx, west.env.Hub)(Default)).To(BeEmpty())
 	})
 })
-
