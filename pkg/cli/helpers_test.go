@@ -74,3 +74,15 @@ func withoutAge(table string) string {
 	}
 	return lines[0] + lastColumn.ReplaceAllString(lines[1], "${1}<age>")
 }
+
+// rowsOf keeps a table's header and the rows whose first column is first.
+func rowsOf(table, first string) string {
+	lines := strings.SplitAfter(table, "\n")
+	out := lines[0]
+	for _, l := range lines[1:] {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == first {
+			out += l
+		}
+	}
+	return out
+}
