@@ -46,7 +46,7 @@ var _ = Describe("The deployment manifests", func() {
 			Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), opts...)).
 				To(Succeed(), "%s %s", obj.GetKind(), obj.GetName())
 		}
-		Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 6))
+		Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 7))
 		Expect(kinds).To(HaveKeyWithValue("Deployment", 1))
 		Expect(kinds).To(HaveKey("ClusterRole"))
 	})

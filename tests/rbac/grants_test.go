@@ -25,6 +25,7 @@ var implicit = map[grant]string{
 	{"ran.openshift.io", "clustergroupupgrades/finalizers", "update"}:           "OpenShift's OwnerReferencesPermissionEnforcement admission plugin checks it when the operator sets a controller reference with blockOwnerDeletion to a ClusterGroupUpgrade; the hub test world does not run that plugin",
 	{"lcm.openshift.io", "imagebasedgroupupgrades/finalizers", "update"}:        "the same plugin, for the ClusterGroupUpgrades an ImageBasedGroupUpgrade owns",
 	{"ran.openshift.io", "managedclustersupgrades/finalizers", "update"}:        "the same plugin, for what a ManagedClustersUpgrade owns",
+	{"ran.openshift.io", "releasetrains/finalizers", "update"}:                  "the same plugin, for the ManagedClustersUpgrades a ReleaseTrain owns",
 	{"cluster.open-cluster-management.io", "managedclustersets/bind", "create"}: "Open Cluster Management's admission webhook checks it when the operator creates a ManagedClusterSetBinding; the hub test world runs no webhook",
 }
 

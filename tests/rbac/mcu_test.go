@@ -22,8 +22,7 @@ var _ = Describe("The release-named upgrade with the operator's grants", func() 
 	It("writes its policies, Placements, bindings, template and ClusterGroupUpgrade, completes, and deletes them when deleted", func(ctx SpecContext) {
 		clusters := joinFleet(ctx, "mcu", 2, false, nil)
 		Expect(simulator.AddNamespace("openshift-adp", clusters...)).To(Succeed())
-		create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: mcuNS}})
-		Expect(hub.BindClusterSet(ctx, mcuNS)).To(Succeed())
+		Expect(hub.BindClusterSet(ctx, mcuNS)).To(Succeed()) // makes the namespace, which the train's spec shares
 		m := &ranv1alpha1.ManagedClustersUpgrade{
 			ObjectMeta: metav1.ObjectMeta{Namespace: mcuNS, Name: "to-" + to},
 			Spec: ranv1alpha1.ManagedClustersUpgradeSpec{
