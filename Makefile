@@ -133,6 +133,14 @@ bench-fleet: envtest-assets ## Roll a simulated fleet out with the floor driver,
 	BENCH_FLEET='$(FLEET)' BENCH_UPGRADE='$(FLEET_UPGRADE)' BENCH_TIMEOUT='$(FLEET_TIMEOUT)' BENCH_PROPAGATOR='$(FLEET_PROPAGATOR)' \
 		go test -count=1 -v -timeout 3h -run '^TestFleetRollout$$' ./tests/bench/
 
+# A release train's overhead (docs/benchmarks.md, "Release train overhead"): TRAIN is
+# <hubs>x<clusters per hub>/<maxConcurrency>, one ring per regional hub.
+TRAIN ?= 3x1000/250
+
+.PHONY: bench-train
+bench-train: envtest-assets ## Take one release through a train of one ring per regional hub and time the train's overhead against the rings' own rollouts (TRAIN=3x1000/250, FLEET_TIMEOUT, BENCH_OUT=file).
+	BENCH_TRAIN='$(TRAIN)' FLEET_TIMEOUT='$(FLEET_TIMEOUT)' go test -count=1 -v -timeout 3h -run '^TestTrainOverhead$$' ./tests/bench/
+
 # The dashboard's browser test drives Debian's chromium (pkg/dashboard). When it cannot be
 # installed, make goes on and that test fails saying so.
 .PHONY: chromium
