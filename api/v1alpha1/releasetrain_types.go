@@ -267,6 +267,12 @@ type RingStatus struct {
 	// Ended is true once the rollout ended: the ring may take a newer release.
 	// +optional
 	Ended bool `json:"ended,omitempty"`
+	// Message says what blocks the ring's rollout, for a person to fix: its ManifestWork not
+	// applied on a regional hub, or the rollout refusing its spec (no cluster selected, a
+	// Placement missing, the update graph unavailable).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 	// Unreachable names the ring's regional hubs that do not report, at most TrainHubLimit.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64

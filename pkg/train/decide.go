@@ -77,6 +77,10 @@ type Part struct {
 	Total, Complete, Failed, Held int
 	// Ended is true once the rollout ended (no cluster upgrades any longer).
 	Ended bool
+	// Blocked says why the rollout cannot go on by itself, for a person to fix: its work not
+	// applied on the regional hub, or the rollout refusing its spec (no cluster selected, a
+	// Placement missing, the graph unavailable). Empty while it goes on or waits as expected.
+	Blocked string
 }
 
 // Intents are what a pass writes.
@@ -566,6 +570,7 @@ func (p *pass) status(newest string, held map[int]bool) {
 			if ro, ok := p.f.Rollouts[Key{ring.Name, r.Version}]; ok {
 				_, _, _, _, rs.Ended = sum(ro)
 				rs.Ended = rs.Ended && reporting(ro)
+				rs.Message = blocked(ro)
 				if held[i] {
 					rs.Unreachable = lost(ro)
 					unreachable = append(unreachable, ring.Name+" ("+strings.Join(rs.Unreachable, ", ")+")")
@@ -585,6 +590,21 @@ func (p *pass) status(newest string, held map[int]bool) {
 	}
 	p.progressing(set)
 	p.in.Status = st
+}
+
+// blocked joins what blocks the parts of a rollout, each with its hub.
+func blocked(ro Rollout) string {
+	var out []string
+	for _, pt := range ro.Parts {
+		switch {
+		case pt.Blocked == "":
+		case pt.Hub == "":
+			out = append(out, pt.Blocked)
+		default:
+			out = append(out, pt.Hub+": "+pt.Blocked)
+		}
+	}
+	return truncate(strings.Join(out, "; "))
 }
 
 func lost(ro Rollout) []string {

@@ -36,6 +36,8 @@ const (
 	feedbackFailed     = "failed"
 	feedbackHeld       = "held"
 	feedbackInProgress = "inProgress"
+	feedbackApplied    = "applied"
+	feedbackRefusal    = "appliedMessage"
 )
 
 var feedbackPaths = []workv1.JsonPath{
@@ -44,6 +46,17 @@ var feedbackPaths = []workv1.JsonPath{
 	{Name: feedbackFailed, Path: ".status.clustersSummary.failed"},
 	{Name: feedbackHeld, Path: ".status.clustersSummary.held"},
 	{Name: feedbackInProgress, Path: `.status.conditions[?(@.type=="InProgress")].reason`},
+	{Name: feedbackApplied, Path: `.status.conditions[?(@.type=="Applied")].reason`},
+	{Name: feedbackRefusal, Path: `.status.conditions[?(@.type=="Applied")].message`},
+}
+
+// refusal says why a rollout's Applied condition refuses to go on, empty when it is applied or
+// waits for its policies to reach their clusters (an expected wait).
+func refusal(reason, message string) string {
+	if reason == "" || reason == mcu.ReasonApplied || reason == mcu.ReasonWaitingPolicies {
+		return ""
+	}
+	return reason + ": " + message
 }
 
 // Labels are the labels of a release's rollout in a ring.
@@ -129,6 +142,9 @@ func FromMCU(m *ranv1alpha1.ManagedClustersUpgrade) Part {
 	if c := meta.FindStatusCondition(m.Status.Conditions, ranv1alpha1.MCUConditionInProgress); c != nil {
 		pt.Ended = c.Reason == mcu.ReasonEnded
 	}
+	if c := meta.FindStatusCondition(m.Status.Conditions, ranv1alpha1.MCUConditionApplied); c != nil && c.Status != metav1.ConditionTrue {
+		pt.Blocked = refusal(c.Reason, c.Message)
+	}
 	return pt
 }
 
@@ -138,6 +154,9 @@ func FromWork(hub string, w *workv1.ManifestWork, available bool) Part {
 	pt := Part{Hub: hub, Reporting: available}
 	if w == nil {
 		return pt
+	}
+	if c := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied); c != nil && c.Status == metav1.ConditionFalse {
+		pt.Blocked = "its ManifestWork is not applied: " + notApplied(w, c.Message)
 	}
 	values := map[string]workv1.FieldValue{}
 	for _, m := range w.Status.ResourceStatus.Manifests {
@@ -158,6 +177,13 @@ func FromWork(hub string, w *workv1.ManifestWork, available bool) Part {
 		}
 		return 0, false
 	}
+	if r, ok := values[feedbackApplied]; ok && r.String != nil && pt.Blocked == "" {
+		msg := ""
+		if m, ok := values[feedbackRefusal]; ok && m.String != nil {
+			msg = *m.String
+		}
+		pt.Blocked = refusal(*r.String, msg)
+	}
 	total, ok := count(feedbackTotal)
 	if !ok {
 		return pt
@@ -170,6 +196,17 @@ func FromWork(hub string, w *workv1.ManifestWork, available bool) Part {
 		pt.Ended = *v.String == mcu.ReasonEnded
 	}
 	return pt
+}
+
+// notApplied is why a work is not applied: its first manifest's own Applied message (the work's
+// says only that some manifest failed), or the work's.
+func notApplied(w *workv1.ManifestWork, workMessage string) string {
+	for _, m := range w.Status.ResourceStatus.Manifests {
+		if c := meta.FindStatusCondition(m.Conditions, workv1.ManifestApplied); c != nil && c.Status == metav1.ConditionFalse && c.Message != "" {
+			return c.Message
+		}
+	}
+	return workMessage
 }
 
 // Available reports whether a ManagedCluster is available: its agent reports to this hub.

@@ -136,3 +136,24 @@ var _ = Describe("A release train across regional hubs", Ordered, func() {
 		Expect(mcuNames(ctx, west.env.Hub)(Default)).To(BeEmpty())
 	})
 })
+
+var _ = Describe("A release train that cannot roll out", func() {
+	It("says what blocks each ring: no cluster selected on this hub, no namespace on a regional hub", func(ctx SpecContext) {
+		nobody := ring("nobody", "no-such-fleet", 0)
+		t := newTrain("blocked", nobody)
+		t.Spec.Releases.Versions = []string{harness.To}
+		Expect(global.Hub.Client.Create(ctx, t)).To(Succeed())
+		Eventually(func(g Gomega) []ranv1alpha1.RingStatus { return storedTrain(ctx, t)(g).Status.Rings }).WithTimeout(settle).Should(
+			ConsistOf(HaveField("Message", "NoClustersSelected: nothing is applied: the placements and the cluster selector select no ManagedCluster")))
+
+		away := hubRing("away", east.name)
+		away.HubNamespace = "no-such-namespace"
+		far := newTrain("far", away)
+		far.Spec.Releases.Versions = []string{harness.To}
+		Expect(global.Hub.Client.Create(ctx, far)).To(Succeed())
+		Eventually(func(g Gomega) []ranv1alpha1.RingStatus { return storedTrain(ctx, far)(g).Status.Rings }).WithTimeout(settle).Should(
+			ConsistOf(HaveField("Message", And(HavePrefix(east.name+": its ManifestWork is not applied: "), ContainSubstring("no-such-namespace")))))
+		deleteTrain(ctx, t)
+		deleteTrain(ctx, far)
+	})
+})
