@@ -42,8 +42,12 @@ func feedback(values map[string]workv1.FieldValue) *workv1.ManifestWork {
 	return w
 }
 
-func integer(n int64) workv1.FieldValue { return workv1.FieldValue{Type: workv1.Integer, Integer: ptr.To(n)} }
-func text(s string) workv1.FieldValue   { return workv1.FieldValue{Type: workv1.String, String: ptr.To(s)} }
+func integer(n int64) workv1.FieldValue {
+	return workv1.FieldValue{Type: workv1.Integer, Integer: ptr.To(n)}
+}
+func text(s string) workv1.FieldValue {
+	return workv1.FieldValue{Type: workv1.String, String: ptr.To(s)}
+}
 
 func TestFromWork(t *testing.T) {
 	if pt := FromWork("hub-east", nil, true); pt.Reported || !pt.Reporting || pt.Hub != "hub-east" {
