@@ -70,7 +70,8 @@ func trainConfigFromEnv() (trainConfig, error) {
 }
 
 // ringTimes is what the benchmark saw of one ring's rollout on its regional hub, on the
-// wall clock: when its ManagedClustersUpgrade appeared there and when it ended.
+// wall clock: when its ManagedClustersUpgrade appeared there and when every cluster of it ran
+// the release (or failed, or was held), or it ended.
 type ringTimes struct {
 	hub            string
 	appeared, done time.Time
@@ -217,12 +218,19 @@ func (w *ringWatch) run(ctx context.Context) {
 			if w.seen[i].appeared.IsZero() {
 				w.seen[i].appeared = now
 			}
-			if w.seen[i].done.IsZero() && c != nil && c.Reason == mcu.ReasonEnded {
+			if w.seen[i].done.IsZero() && (c != nil && c.Reason == mcu.ReasonEnded || allDone(m.Status.ClustersSummary)) {
 				w.seen[i].done = now
 			}
 			w.mu.Unlock()
 		}
 	}
+}
+
+// allDone reports whether every cluster of a rollout ran the release, failed or was held:
+// what the train's qualification waits for, which may come before the rollout's
+// ClusterGroupUpgrade records its end.
+func allDone(s *ranv1alpha1.ClustersSummary) bool {
+	return s != nil && s.Total > 0 && s.Complete+s.Failed+s.Held == s.Total
 }
 
 func (w *ringWatch) times() []ringTimes {
