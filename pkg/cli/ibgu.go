@@ -25,9 +25,11 @@ func newIBGUCommand(e *env) *cobra.Command {
 			err := c.List(ctx, &list, opts...)
 			return pointers(list.Items), err
 		},
-		printable: func(g *lcmv1alpha1.ImageBasedGroupUpgrade) any { return printableIBGU(g) },
-		show:      writeIBGU,
-		table:     writeIBGUList,
+		printable: func(g *lcmv1alpha1.ImageBasedGroupUpgrade) any {
+			return printableCopy(g, lcmv1alpha1.GroupVersion, "ImageBasedGroupUpgrade")
+		},
+		show:  writeIBGU,
+		table: writeIBGUList,
 	}
 	return v.command("ibgu [NAME]", "Show ImageBasedGroupUpgrades: their plan, each step's progress and the failed clusters",
 		`Without NAME, list the ImageBasedGroupUpgrades of the namespace (-n, or the
@@ -45,14 +47,6 @@ and -o go-template=... print them as kubectl does.`,
 		`  kubectl cgu ibgu -n ztp-upgrades
   kubectl cgu ibgu to-4.18 -n ztp-upgrades
   kubectl cgu ibgu -A -o yaml`)
-}
-
-// printableIBGU returns a copy to print, with apiVersion and kind, without managedFields.
-func printableIBGU(g *lcmv1alpha1.ImageBasedGroupUpgrade) *lcmv1alpha1.ImageBasedGroupUpgrade {
-	out := g.DeepCopy()
-	out.APIVersion, out.Kind = lcmv1alpha1.GroupVersion.String(), "ImageBasedGroupUpgrade"
-	out.ManagedFields = nil
-	return out
 }
 
 // ibguState is where a plan stands: the Progressing condition's reason, "-" before the

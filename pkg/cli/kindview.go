@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -78,6 +79,15 @@ func (v *kindView[T]) run(ctx context.Context, args []string) error {
 		return noneFound(v.IOStreams.ErrOut, v.plural, namespace, v.allNamespaces)
 	}
 	return v.table(v.IOStreams.Out, v.painter(), items, v.allNamespaces, v.now())
+}
+
+// printableCopy returns a copy of obj to print, as kubectl shows objects: with its apiVersion
+// and kind, without managedFields.
+func printableCopy[T client.Object](obj T, gv schema.GroupVersion, kind string) T {
+	out := obj.DeepCopyObject().(T)
+	out.GetObjectKind().SetGroupVersionKind(gv.WithKind(kind))
+	out.SetManagedFields(nil)
+	return out
 }
 
 // pointers returns pointers to the items of a list, for kindView.list.

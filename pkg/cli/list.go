@@ -129,8 +129,5 @@ func listObject(items []ranv1alpha1.ClusterGroupUpgrade) objectList {
 // printable returns a copy of a ClusterGroupUpgrade to print: with its apiVersion and kind,
 // without managedFields, as kubectl shows objects.
 func printable(cgu *ranv1alpha1.ClusterGroupUpgrade) *ranv1alpha1.ClusterGroupUpgrade {
-	out := cgu.DeepCopy()
-	out.APIVersion, out.Kind = ranv1alpha1.GroupVersion.String(), "ClusterGroupUpgrade"
-	out.ManagedFields = nil
-	return out
+	return printableCopy(cgu, ranv1alpha1.GroupVersion, "ClusterGroupUpgrade")
 }

@@ -25,7 +25,9 @@ func newMCUCommand(e *env) *cobra.Command {
 			err := c.List(ctx, &list, opts...)
 			return pointers(list.Items), err
 		},
-		printable: func(m *ranv1alpha1.ManagedClustersUpgrade) any { return printableMCU(m) },
+		printable: func(m *ranv1alpha1.ManagedClustersUpgrade) any {
+			return printableCopy(m, ranv1alpha1.GroupVersion, "ManagedClustersUpgrade")
+		},
 		show: func(w io.Writer, p painter, m *ranv1alpha1.ManagedClustersUpgrade, _ time.Time) error {
 			return writeMCU(w, p, m)
 		},
@@ -47,14 +49,6 @@ and -o go-template=... print them as kubectl does.`,
 		`  kubectl cgu mcu -n fleet-upgrades
   kubectl cgu mcu to-4.16.20 -n fleet-upgrades
   kubectl cgu mcu -A -o yaml`)
-}
-
-// printableMCU returns a copy to print, with apiVersion and kind, without managedFields.
-func printableMCU(m *ranv1alpha1.ManagedClustersUpgrade) *ranv1alpha1.ManagedClustersUpgrade {
-	out := m.DeepCopy()
-	out.APIVersion, out.Kind = ranv1alpha1.GroupVersion.String(), "ManagedClustersUpgrade"
-	out.ManagedFields = nil
-	return out
 }
 
 // mcuStateColor colours a rollout's state: Complete green, InProgress cyan, Failed red, a

@@ -281,6 +281,16 @@ func (t *table) write(w io.Writer, p painter, indent string) error {
 	return nil
 }
 
+// wrapWords lays the words of text out after prefix on lines of at most width characters
+// (words.Wrap), without trailing spaces.
+func wrapWords(prefix, text string, width int) []string {
+	lines := words.Wrap(prefix, strings.Split(text, " "), nil, width)
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	return lines
+}
+
 // ago says how long before now t was: "4m ago", "in 2m" for a time to come.
 func ago(t, now time.Time) string {
 	if t.After(now) {

@@ -40,7 +40,8 @@ const (
 	ExitHubError = 1
 	// ExitUsage: an unknown command, a missing NAME, an unknown flag or a bad flag value.
 	ExitUsage = 2
-	// ExitNotFound: the named ClusterGroupUpgrade (or ImageBasedGroupUpgrade) does not exist.
+	// ExitNotFound: the named ClusterGroupUpgrade (or ImageBasedGroupUpgrade,
+	// ManagedClustersUpgrade, ReleaseTrain) does not exist.
 	ExitNotFound = 3
 	// ExitRunning (status --exit-state): NotStarted or NotCompleted.
 	ExitRunning = 10
@@ -55,7 +56,7 @@ const exitCodesHelp = `Exit codes:
   0   success (status --exit-state: the rollout is Completed)
   1   error talking to the hub
   2   usage error: unknown command, missing NAME, unknown flag or bad flag value
-  3   the ClusterGroupUpgrade (or ImageBasedGroupUpgrade) does not exist
+  3   the named ClusterGroupUpgrade (or IBGU, MCU, ReleaseTrain) does not exist
   10  status --exit-state: NotStarted or NotCompleted
   11  status --exit-state: CannotStart
   12  status --exit-state: TimedOut`
@@ -172,7 +173,7 @@ their plan of batches, and the progress of each cluster. Works as "kubectl cgu" 
 		`When to colour the output: auto (when stdout is a terminal and NO_COLOR is not set), always or never`)
 	root.AddCommand(newListCommand(e), newStatusCommand(e), newPlanCommand(e),
 		newApproveCommand(e), newPauseCommand(e), newResumeCommand(e), newFreezeCommand(e), newUnfreezeCommand(e), newEnableCommand(e), newDashboardCommand(e), newPreflightCommand(e), newGeneratePolicyCommand(e),
-		newIBGUCommand(e), newMCUCommand(e))
+		newIBGUCommand(e), newMCUCommand(e), newTrainCommand(e))
 	return root
 }
 

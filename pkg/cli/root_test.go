@@ -43,11 +43,13 @@ func TestRunWithoutHub(t *testing.T) {
 		want       int
 		wantStderr string
 	}{
-		"no command prints the help":  {nil, ExitOK, ""},
-		"an unknown command":          {[]string{"frobnicate"}, ExitUsage, `Error: Unknown command "frobnicate" for "kubectl cgu"`},
-		"status without a NAME":       {[]string{"status"}, ExitUsage, "Error: Missing NAME: kubectl cgu status NAME"},
-		"plan with two NAMEs":         {[]string{"plan", "a", "b"}, ExitUsage, "Error: One NAME expected, got 2 arguments: kubectl cgu plan NAME"},
-		"an unknown flag":             {[]string{"list", "--frobnicate"}, ExitUsage, "Error: Unknown flag: --frobnicate"},
+		"no command prints the help": {nil, ExitOK, ""},
+		"an unknown command":         {[]string{"frobnicate"}, ExitUsage, `Error: Unknown command "frobnicate" for "kubectl cgu"`},
+		"status without a NAME":      {[]string{"status"}, ExitUsage, "Error: Missing NAME: kubectl cgu status NAME"},
+		"plan with two NAMEs":        {[]string{"plan", "a", "b"}, ExitUsage, "Error: One NAME expected, got 2 arguments: kubectl cgu plan NAME"},
+		"an unknown flag":            {[]string{"list", "--frobnicate"}, ExitUsage, "Error: Unknown flag: --frobnicate"},
+		"train approve without VERSION": {[]string{"train", "approve", "edge"}, ExitUsage,
+			"Error: NAME and VERSION expected, got 1 argument: kubectl cgu train approve NAME VERSION"},
 		"a bad output format":         {[]string{"status", "x", "-o", "xml"}, ExitUsage, `Error: Unknown output format "xml"`},
 		"a bad colour":                {[]string{"list", "--color", "sometimes"}, ExitUsage, `Error: Unknown --color value "sometimes"`},
 		"a kubeconfig that is absent": {[]string{"list", "--kubeconfig", "/nonexistent/kubeconfig"}, ExitHubError, "Error: Loading the kubeconfig"},

@@ -245,7 +245,7 @@ func writeStatus(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade, n
 	field(&b, "Name", cgu.Namespace+"/"+cgu.Name)
 	field(&b, "State", p.state(orDash(string(st.State))))
 	field(&b, "Message", orDash(st.Message))
-	writeConditions(&b, st.Conditions)
+	writeConditions(&b, st.Conditions, conditionOrder, width)
 	if err := writeBatch(&b, p, cgu, now); err != nil {
 		return err
 	}
@@ -280,22 +280,25 @@ func field(b *strings.Builder, label, value string) {
 	fmt.Fprintf(b, "%-*s%s\n", fieldWidth, label+":", value)
 }
 
-// conditionOrder is the order conditions are shown in; others follow by type.
+// conditionOrder is the order a ClusterGroupUpgrade's conditions are shown in; others
+// follow by type.
 var conditionOrder = []string{
 	ranv1alpha1.ConditionClustersSelected, ranv1alpha1.ConditionValidated, ranv1alpha1.ConditionPrecacheSpecValid,
 	ranv1alpha1.ConditionPrecachingSucceeded, ranv1alpha1.ConditionProgressing, ranv1alpha1.ConditionSucceeded,
 }
 
-func writeConditions(b *strings.Builder, conditions []metav1.Condition) {
+// writeConditions writes conditions in words, those of order first and in its order, the
+// others by type; a line longer than width wraps under the words.
+func writeConditions(b *strings.Builder, conditions []metav1.Condition, order []string, width int) {
 	if len(conditions) == 0 {
 		return
 	}
 	sorted := slices.Clone(conditions)
 	rank := func(c metav1.Condition) int {
-		if i := slices.Index(conditionOrder, c.Type); i >= 0 {
+		if i := slices.Index(order, c.Type); i >= 0 {
 			return i
 		}
-		return len(conditionOrder)
+		return len(order)
 	}
 	slices.SortStableFunc(sorted, func(x, y metav1.Condition) int {
 		if d := rank(x) - rank(y); d != 0 {
@@ -303,13 +306,14 @@ func writeConditions(b *strings.Builder, conditions []metav1.Condition) {
 		}
 		return strings.Compare(x.Type, y.Type)
 	})
-	width := 0
+	labels := 0
 	for _, c := range sorted {
-		width = max(width, len(conditionLabel(c.Type))+1)
+		labels = max(labels, len(conditionLabel(c.Type))+1)
 	}
 	b.WriteString("\nConditions:\n")
 	for _, c := range sorted {
-		fmt.Fprintf(b, "  %-*s  %s\n", width, conditionLabel(c.Type)+":", conditionWords(c))
+		label := fmt.Sprintf("  %-*s ", labels, conditionLabel(c.Type)+":")
+		b.WriteString(strings.Join(wrapWords(label, conditionWords(c), width), "\n") + "\n")
 	}
 }
 

@@ -1,12 +1,13 @@
 // Package control changes a ClusterGroupUpgrade the way a person steering a rollout does:
-// enable it, pause or resume it, approve a batch. kubectl cgu's commands and its dashboard
-// both go through these functions, so that a button and a command write the same patch and
-// are refused by the API server in the same way when RBAC says no.
+// enable it, pause or resume it, approve a batch; and a ReleaseTrain: approve a release.
+// kubectl cgu's commands and its dashboard both go through these functions, so that a button
+// and a command write the same patch and are refused by the API server in the same way when
+// RBAC says no.
 //
-// Each function reads the ClusterGroupUpgrade, patches only the field or annotations it
-// owns (a JSON merge patch, so a concurrent change of another field is kept) and returns
-// the API server's error unchanged, wrapped with what was being done: callers can test it
-// with apierrors.IsForbidden or IsNotFound.
+// Each function reads the object, patches only the field or annotations it owns (a JSON
+// merge patch, so a concurrent change of another field is kept) and returns the API server's
+// error unchanged, wrapped with what was being done: callers can test it with
+// apierrors.IsForbidden or IsNotFound.
 package control
 
 import (
