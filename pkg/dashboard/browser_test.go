@@ -382,7 +382,7 @@ func grantViewer(ctx context.Context) {
 	role := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: "dashboard-viewer"},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{ranv1alpha1.GroupVersion.Group}, Resources: []string{"clustergroupupgrades", "clustergroupupgradebatches", "managedclustersupgrades"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{ranv1alpha1.GroupVersion.Group}, Resources: []string{"clustergroupupgrades", "clustergroupupgradebatches", "managedclustersupgrades", "releasetrains"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"lcm.openshift.io"}, Resources: []string{"imagebasedgroupupgrades"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}},
 		},

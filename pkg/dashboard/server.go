@@ -3,13 +3,15 @@
 // namespace) live, and steers them with the actions of kubectl cgu.
 //
 // The server keeps shared informers on the objects it shows (ClusterGroupUpgrades, their
-// batch records, ImageBasedGroupUpgrades when the hub serves them, and the events about
-// ClusterGroupUpgrades) and pushes what changed to each open page as server-sent events: the
-// page never polls, and the server never lists the fleet from the API server after its
-// informers synced (a cluster's story and the map's labels are read when the page asks).
+// batch records, ImageBasedGroupUpgrades, ManagedClustersUpgrades and ReleaseTrains when the
+// hub serves them, and the events about ClusterGroupUpgrades) and pushes what changed to each
+// open page as server-sent events: the page never polls, and the server never lists the
+// fleet from the API server after its informers synced (a cluster's story and the map's
+// labels are read when the page asks).
 // What it pushes is bounded (view.go), but for the map (fleet.go): counts, the timeline of
 // batches, ProblemLimit held and failed clusters, GroupLimit groups of events and at most
-// ProgressPoints points of the chart; the map's names once, then the states that changed.
+// ProgressPoints points of the chart; a train's rings and ledger, within the API's limits
+// (trains.go); the map's names once, then the states that changed.
 //
 // The page acts with the user's credentials, so the server refuses a request that a page of
 // another site could make: every request must name the server's own host (no DNS
@@ -88,8 +90,10 @@ type Server struct {
 	client    client.Client
 	namespace string
 	groups    bool
-	// releases is true on a hub that serves ManagedClustersUpgrades.
+	// releases is true on a hub that serves ManagedClustersUpgrades, trains on one that
+	// serves ReleaseTrains.
 	releases  bool
+	trains    bool
 	token     string
 	now       func() time.Time
 	changes   broker
@@ -136,6 +140,11 @@ func New(o Options) (*Server, error) {
 		s.releases = true
 	} else if !meta.IsNoMatchError(err) {
 		return nil, fmt.Errorf("asking the hub whether it serves ManagedClustersUpgrades: %w", err)
+	}
+	if _, err := c.RESTMapper().RESTMapping(ranv1alpha1.GroupVersion.WithKind(KindTrain).GroupKind()); err == nil {
+		s.trains = true
+	} else if !meta.IsNoMatchError(err) {
+		return nil, fmt.Errorf("asking the hub whether it serves ReleaseTrains: %w", err)
 	}
 	opts := cache.Options{
 		Scheme: scheme, HTTPClient: hc, Mapper: c.RESTMapper(),
@@ -200,6 +209,9 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.releases {
 		kinds = append(kinds, &ranv1alpha1.ManagedClustersUpgrade{})
 	}
+	if s.trains {
+		kinds = append(kinds, &ranv1alpha1.ReleaseTrain{})
+	}
 	handler := toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { s.changes.notify() },
 		UpdateFunc: func(any, any) { s.changes.notify() },
@@ -225,7 +237,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if !s.cache.WaitForCacheSync(ctx) {
 		cancel()
 		<-s.stopped
-		return errors.New("the informers did not sync: can you list and watch ClusterGroupUpgrades, their batches and events?")
+		return errors.New("the informers did not sync: can you list and watch ClusterGroupUpgrades, their batches, ReleaseTrains and events?")
 	}
 	return nil
 }
@@ -239,13 +251,16 @@ func (s *Server) checkAccess(ctx context.Context) error {
 	if s.releases {
 		lists = append(lists, &ranv1alpha1.ManagedClustersUpgradeList{})
 	}
+	if s.trains {
+		lists = append(lists, &ranv1alpha1.ReleaseTrainList{})
+	}
 	for _, list := range lists {
 		opts := []client.ListOption{client.Limit(1)}
 		if s.namespace != "" {
 			opts = append(opts, client.InNamespace(s.namespace))
 		}
 		if err := s.client.List(ctx, list, opts...); err != nil {
-			return fmt.Errorf("the dashboard reads ClusterGroupUpgrades, their batches, ImageBasedGroupUpgrades, ManagedClustersUpgrades and events: %w", err)
+			return fmt.Errorf("the dashboard reads ClusterGroupUpgrades, their batches, ImageBasedGroupUpgrades, ManagedClustersUpgrades, ReleaseTrains and events: %w", err)
 		}
 	}
 	return nil
@@ -270,6 +285,7 @@ func (s *Server) Handler(hosts ...string) http.Handler {
 	mux.HandleFunc("GET /api/story", s.serveStory)
 	mux.HandleFunc("GET /api/overview", s.serveOverview)
 	mux.HandleFunc("GET /api/detail", s.serveDetail)
+	mux.HandleFunc("GET /api/trains", s.serveTrains)
 	mux.HandleFunc("GET /api/stream", s.stream)
 	mux.HandleFunc("POST /api/action", s.act)
 	return onlyHosts(hosts, secureHeaders(mux))
@@ -360,6 +376,17 @@ func (s *Server) Overview(ctx context.Context) (Overview, error) {
 	return o, nil
 }
 
+// Trains are the release trains in scope, from the informers.
+func (s *Server) Trains(ctx context.Context) (Trains, error) {
+	var trains ranv1alpha1.ReleaseTrainList
+	if s.trains {
+		if err := s.cache.List(ctx, &trains); err != nil {
+			return Trains{}, fmt.Errorf("listing ReleaseTrains: %w", err)
+		}
+	}
+	return TrainsOf(s.Scope(), s.trains, trains.Items), nil
+}
+
 // Detail is one rollout's page, from the informers; nil when it does not exist.
 func (s *Server) Detail(ctx context.Context, sel selection) (*Detail, error) {
 	d, _, err := s.page(ctx, sel)
@@ -423,6 +450,11 @@ func (s *Server) serveOverview(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, o, err)
 }
 
+func (s *Server) serveTrains(w http.ResponseWriter, r *http.Request) {
+	t, err := s.Trains(r.Context())
+	writeJSON(w, t, err)
+}
+
 func (s *Server) serveDetail(w http.ResponseWriter, r *http.Request) {
 	d, err := s.Detail(r.Context(), selected(r))
 	if err == nil && d == nil {
@@ -442,8 +474,8 @@ func writeJSON(w http.ResponseWriter, v any, err error) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// stream pushes the overview, and the selected rollout's detail, each time the informers
-// see a change, at most every pushEvery, and only what differs from the last push.
+// stream pushes the overview, the trains, and the selected rollout's detail, each time the
+// informers see a change, at most every pushEvery, and only what differs from the last push.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -488,14 +520,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// pusher writes one page's stream and remembers what it last sent: the overview's and the
-// detail's JSON, and the map's epoch and states, so that it sends only what changed.
+// pusher writes one page's stream and remembers what it last sent: the overview's, the
+// detail's and the trains' JSON, and the map's epoch and states, so that it sends only what
+// changed.
 type pusher struct {
 	s       *Server
 	w       http.ResponseWriter
 	flusher http.Flusher
 	sel     selection
-	last    [2][]byte
+	last    [3][]byte
 	epoch   string
 	states  string
 }
@@ -506,6 +539,13 @@ func (p *pusher) push(ctx context.Context) error {
 		return err
 	}
 	if err := sendIfChanged(p.w, "overview", o, &p.last[0]); err != nil {
+		return err
+	}
+	t, err := p.s.Trains(ctx)
+	if err != nil {
+		return err
+	}
+	if err := sendIfChanged(p.w, "trains", t, &p.last[2]); err != nil {
 		return err
 	}
 	if p.sel.name != "" {

@@ -38,6 +38,8 @@ const (
 	KindCGU  = "ClusterGroupUpgrade"
 	KindIBGU = "ImageBasedGroupUpgrade"
 	KindMCU  = "ManagedClustersUpgrade"
+	// KindTrain is not a rollout: the Trains tab shows them.
+	KindTrain = "ReleaseTrain"
 )
 
 // Kinds of wait, the words the page shows on a rollout that waits.

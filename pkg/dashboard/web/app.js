@@ -1,7 +1,7 @@
-// The dashboard page: one event stream from the server carries the list of rollouts and,
-// when one is selected, its detail, its fleet map (the clusters once, then their states as
-// deltas) and its burn-up chart. Preact updates the page by difference; the map is drawn on a
-// canvas and the chart by uPlot. The page never polls.
+// The dashboard page: one event stream from the server carries the list of rollouts, the
+// release trains and, when a rollout is selected, its detail, its fleet map (the clusters
+// once, then their states as deltas) and its burn-up chart. Preact updates the page by
+// difference; the map is drawn on a canvas and the chart by uPlot. The page never polls.
 import { h, render } from "./vendor/preact.mjs";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "./vendor/hooks.mjs";
 import htm from "./vendor/htm.mjs";
@@ -31,8 +31,8 @@ const kindLabels = { ImageBasedGroupUpgrade: " · image-based", ManagedClustersU
 // The page's data: what the stream last sent. The fleet map's states change in place (a
 // Uint8Array of state letters): a delta touches only the clusters it names.
 const store = {
-  overview: null, detail: null, fleet: null, live: "connecting", serverOffset: 0,
-  selection: parseHash(), story: null, version: 0,
+  overview: null, detail: null, fleet: null, trains: null, live: "connecting", serverOffset: 0,
+  selection: parseHash(), tab: tabOf(), story: null, version: 0,
 };
 let rerender = () => {};
 function changed() {
@@ -43,6 +43,11 @@ function changed() {
 function parseHash() {
   const m = /^#\/(ClusterGroupUpgrade|ImageBasedGroupUpgrade|ManagedClustersUpgrade)\/([^/]+)\/([^/]+)(?:\/cluster\/([^/]+))?$/.exec(location.hash);
   return m ? { kind: m[1], namespace: decodeURIComponent(m[2]), name: decodeURIComponent(m[3]), cluster: m[4] ? decodeURIComponent(m[4]) : "" } : null;
+}
+
+// tabOf is the tab the address shows: the release trains (#/trains), or the rollouts.
+function tabOf() {
+  return location.hash === "#/trains" ? "trains" : "rollouts";
 }
 
 function same(a, b) {
@@ -77,6 +82,10 @@ function connect() {
   });
   stream.addEventListener("detail", (e) => {
     store.detail = JSON.parse(e.data);
+    changed();
+  });
+  stream.addEventListener("trains", (e) => {
+    store.trains = JSON.parse(e.data);
     changed();
   });
   stream.addEventListener("fleet", (e) => {
@@ -190,20 +199,26 @@ function App() {
   const [, setVersion] = useState(0);
   rerender = () => setVersion(store.version);
   const o = store.overview;
+  const trains = store.tab === "trains";
+  const t = store.trains;
   return html`
     <header class="top">
-      <h1>Rollouts</h1>
+      <h1>${trains ? "Release trains" : "Rollouts"}</h1>
+      <nav class="tabs" aria-label="Views">
+        <a href="#/" id="tab-rollouts" aria-current=${trains ? null : "page"}>Rollouts</a>
+        <a href="#/trains" id="tab-trains" aria-current=${trains ? "page" : null}>Trains${t && t.trains.length ? " (" + t.trains.length + ")" : ""}</a>
+      </nav>
       <span class="scope" id="scope">${o ? o.scope : document.body.dataset.scope}</span>
       <span class="live" id="live" data-state=${store.live}>${store.live}</span>
     </header>
-    <main>
+    ${trains ? html`<main class="wide"><${TrainsView} trains=${t} /></main>` : html`<main>
       <section class="fleet" aria-labelledby="fleet-title">
         <h2 id="fleet-title" class="visually-hidden">All rollouts</h2>
         <${Totals} overview=${o} />
         <${Rollouts} overview=${o} />
       </section>
       <section class="detail" id="detail" aria-live="polite"><${Detail} /></section>
-    </main>
+    </main>`}
     <${Story} />`;
 }
 
@@ -253,6 +268,7 @@ window.addEventListener("hashchange", () => {
   const sel = parseHash();
   const before = store.selection;
   store.selection = sel;
+  store.tab = tabOf();
   if (!same(sel, before)) {
     store.detail = null;
     store.fleet = null;
@@ -826,6 +842,134 @@ function Steps({ d }) {
   </table></${Section}>`;
 }
 
+// The Trains tab: each release train as a row of its rings, left to right, each ring with
+// the release it runs and that release's state there; under the rings, one lane per release
+// of the ledger, newest first, its mark at the furthest ring it reached (before the first
+// ring while it waits for an approval or for the first ring). Every mark has a word as well
+// as a colour and a glyph.
+
+// ringMarks are the glyphs of a release's state in a ring.
+const ringMarks = { Rolling: "▶", Soaking: "◷", Qualified: "✓", Failed: "✕" };
+
+// releaseMark is how a release's lane marks where it stands: a kind (its colour and glyph)
+// and a word.
+function releaseMark(r, rings) {
+  const here = r.at >= 0 ? r.rings.find((x) => x.ring === r.at) : null;
+  switch (r.state) {
+    case "AwaitingApproval": return { kind: "awaiting", glyph: "?", word: "awaits approval" };
+    case "Stopped": return { kind: "stopped", glyph: "✕", word: "stopped" + (here ? " in " + here.name : "") };
+    case "Superseded": return { kind: "superseded", glyph: "↷", word: "superseded" };
+    case "Delivered": return { kind: "delivered", glyph: "✓", word: "delivered" };
+    case "Waiting":
+      if (!here) return { kind: "waiting", glyph: "…", word: "waits for " + (rings[0] ? rings[0].name : "the first ring") };
+      return { kind: "qualified", glyph: "✓", word: "qualified, waits" };
+  }
+  if (here && here.state === "Soaking") return { kind: "soaking", glyph: ringMarks.Soaking, word: "soaking" };
+  if (here && here.state === "Failed") return { kind: "stopped", glyph: "✕", word: "failed in " + here.name };
+  if (here && here.state === "Qualified") return { kind: "qualified", glyph: "✓", word: "qualified" };
+  return { kind: "rolling", glyph: ringMarks.Rolling, word: "rolling" };
+}
+
+// railWidths are the widths, in pixels, of a train's columns: the releases' names, where
+// they are found, and each ring (its box and the arrow after it).
+const railWidths = { lane: 150, gate: 100, ring: 160 };
+
+function TrainsView({ trains }) {
+  if (!trains) return html`<p class="empty">Loading…</p>`;
+  if (!trains.served) return html`<p class="empty" id="no-trains">This hub serves no ReleaseTrains.</p>`;
+  if (trains.trains.length === 0) return html`<p class="empty" id="no-trains">No release train in ${trains.scope}.</p>`;
+  return html`<div class="trains" id="trains">${trains.trains.map((t) => html`<${Train} key=${t.namespace + "/" + t.name} t=${t} />`)}</div>`;
+}
+
+function Train({ t }) {
+  const p = t.progressing;
+  const u = t.unreachable;
+  const id = "train-" + t.namespace + "-" + t.name;
+  return html`<article class="train" data-train=${t.namespace + "/" + t.name} aria-labelledby=${id}>
+    <div class="train-head">
+      <h2 id=${id}>${t.name}</h2>
+      <span class="muted">${t.namespace} · channel ${t.channel}${t.newest ? " · newest " + t.newest : ""}${t.approval ? " · a new release waits for an approval" : ""}</span>
+      ${t.paused ? html`<${Badge} state="Paused" text="paused" />` : null}
+    </div>
+    ${p ? html`<p class="train-progress"><${Badge} state=${p.reason} text=${p.reason} /> <span class="message">${p.message}</span></p>` : null}
+    ${u ? html`<p class="train-warn" data-condition="HubsReporting"><b>⚠ Regional hubs do not report${u.hubs ? ": " + u.hubs.join(", ") : ""}${
+      u.hubsNotShown ? " and " + u.hubsNotShown + " more" : ""}.</b> ${u.message}</p>` : null}
+    ${(t.problems || []).map((c) => html`<p class="train-warn" key=${c.type} data-condition=${c.type}><b>⚠ ${c.type} ${c.reason}:</b> ${c.message}</p>`)}
+    <div class="rail-scroll">
+      <table class="rail" style=${{ width: railWidths.lane + railWidths.gate + t.rings.length * railWidths.ring + "px" }}>
+        <caption class="visually-hidden">${"The rings of " + t.name + " in order, and where each release stands"}</caption>
+        <colgroup><col style=${{ width: railWidths.lane + "px" }} /><col style=${{ width: railWidths.gate + "px" }} />${
+          t.rings.map((r) => html`<col key=${r.name} style=${{ width: railWidths.ring + "px" }} />`)}</colgroup>
+        <thead><tr>
+          <th scope="col" class="lane-head">Release</th>
+          <th scope="col" class="gate-head"><div class="gate" title=${t.approval ? "A new release waits here for an approval" : "Where a release waits for the first ring"}>${
+            t.approval ? "approval" : "found"}</div></th>
+          ${t.rings.map((r, i) => html`<th scope="col" key=${r.name} class="ring-col" data-ring=${r.name} data-index=${i}><${Ring} t=${t} r=${r} /></th>`)}
+        </tr></thead>
+        <tbody>${t.ledger.map((r) => html`<${Lane} key=${r.version} t=${t} r=${r} />`)}</tbody>
+      </table>
+    </div>
+    ${t.ledger.length === 0 ? html`<p class="muted">No release yet: the train takes the newest release of ${t.channel} it finds.</p>` : null}
+  </article>`;
+}
+
+// Ring is one ring's box: its name, where it runs, its release and that release's state,
+// counts and soak, and its regional hubs that do not report.
+function Ring({ t, r }) {
+  const inn = r.in;
+  const where = r.hubs && r.hubs.length ? "hubs " + r.hubs.join(", ") + (r.hubsNotShown ? " +" + r.hubsNotShown : "") : "this hub";
+  const asks = [r.minClusters ? "≥" + r.minClusters + " clusters" : "", r.soak ? "soak " + duration(r.soak) : "",
+    r.maxFailed ? "≤" + r.maxFailed + " failed" : ""].filter(Boolean).join(" · ");
+  const release = r.rollout && !(r.hubs && r.hubs.length) ?
+    html`<a href=${"#/ManagedClustersUpgrade/" + encodeURIComponent(t.namespace) + "/" + encodeURIComponent(r.rollout)} title=${"Its rollout, " + r.rollout}>${r.release}</a>` : r.release;
+  const lost = r.unreachable && r.unreachable.length;
+  return html`<div class="ring" data-state=${inn ? inn.state : "none"} data-unreachable=${lost ? "true" : null}
+      title=${"Ring " + r.name + " on " + where + (asks ? "; a release qualifies with " + asks : "")}>
+    <div class="ring-name">${r.name}</div>
+    <div class="ring-where muted">${where}</div>
+    ${r.release ? html`<div class="ring-release"><b>${release}</b>${inn ? html` <span class="ring-state" data-state=${inn.state}><span class="glyph" aria-hidden="true">${ringMarks[inn.state] || ""}</span> ${inn.state.toLowerCase()}</span>` : ""}</div>` :
+      html`<div class="ring-release muted">no release yet</div>`}
+    ${inn ? html`<div class="ring-counts" title=${r.ended ? "Its rollout ended" : "Its rollout runs"}>${inn.complete + "/" + inn.clusters + " run it" + (inn.failed ? " · " + inn.failed + " failed" : "")}</div>` : null}
+    ${soakText(r) ? html`<div class="ring-soak">${soakText(r)}</div>` : asks ? html`<div class="ring-asks muted">${asks}</div>` : null}
+    ${r.blocked ? html`<div class="ring-blocked" title=${r.blocked}>⚠ ${r.blocked}</div>` : null}
+    ${lost ? html`<div class="ring-flag">⚠ ${r.unreachable.join(", ") + (r.unreachableNotShown ? " +" + r.unreachableNotShown : "")} not reporting: held</div>` : null}
+  </div>`;
+}
+
+// soakText says how long a soaking release has left in its ring.
+function soakText(r) {
+  const inn = r.in;
+  if (!inn || inn.state !== "Soaking" || !inn.soakEnds) return "";
+  const left = Math.round((Date.parse(inn.soakEnds) - now()) / 1000);
+  return "soak " + duration(r.soak) + ": " + (left > 0 ? duration(left) + " left" : "over");
+}
+
+// Lane is one release of the ledger: a line from where it was found through the rings it
+// qualified in, its mark at the furthest ring it reached, and what the ledger says of it.
+function Lane({ t, r }) {
+  const m = releaseMark(r, t.rings);
+  const n = t.rings.length;
+  const byRing = {};
+  for (const x of r.rings) if (x.ring >= 0) byRing[x.ring] = x;
+  const here = r.at >= 0 ? byRing[r.at] : null;
+  const counts = here ? ": " + here.complete + " of " + here.clusters + " clusters run it" + (here.failed ? ", " + here.failed + " failed" : "") : "";
+  const pill = html`<span class="pill" data-mark=${m.kind} title=${r.version + " " + m.word + counts + (r.message ? " (" + r.message + ")" : "")}><span
+    class="glyph" aria-hidden="true">${m.glyph}</span> <b>${r.version}</b> ${m.word}</span>`;
+  const cells = [];
+  for (let i = 0; i < r.at; i++) {
+    const x = byRing[i];
+    cells.push(html`<td key=${i} class="trail">${x ? html`<span class="tick" data-state=${x.state} title=${r.version + " " + x.state.toLowerCase() + " in " + x.name + ": " +
+      x.complete + " of " + x.clusters + " clusters" + (x.failed ? ", " + x.failed + " failed" : "")}><span aria-hidden="true">${ringMarks[x.state] || "·"}</span><span
+      class="visually-hidden">${x.state.toLowerCase() + " in " + x.name}</span></span>` : null}</td>`);
+  }
+  const message = r.message ? html`<span class="lane-message">${r.message}</span>` : null;
+  return html`<tr class="lane" data-version=${r.version} data-state=${r.state} data-at=${r.at}>
+    <th scope="row" class="lane-head" title=${r.version + ": " + r.state + ", found " + clock(r.foundAt)}><b>${r.version}</b></th>
+    ${r.at < 0 ? html`<td class="here" colSpan=${n + 1}>${pill}${message}</td>` :
+      html`<td class="gate-cell trail"><span class="found" title=${"Found " + clock(r.foundAt)}></span></td>${cells}<td class="here" colSpan=${n - r.at}>${pill}${message}</td>`}
+  </tr>`;
+}
+
 // showStory opens a cluster's story: the address names it, so that it can be shared.
 function showStory(cluster) {
   location.hash = hashOf(store.selection, cluster);
@@ -931,6 +1075,11 @@ window.cguDashboard = {
     return { x: r.left + cx + layout.size / 2, y: r.top + cy + layout.size / 2, size: layout.size, cx, cy };
   },
   applyFleet,
+  // applyTrains shows trains as if the stream had sent them.
+  applyTrains(t) {
+    store.trains = t;
+    changed();
+  },
 };
 
 // Ages move with time even when nothing changes: redraw the relative times each minute.
