@@ -20,6 +20,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
+	"github.com/cgu-operator/cgu-operator/pkg/words"
 )
 
 // DefaultCheckInterval is how often the channel's graph is read when the train does not say.
@@ -320,7 +321,7 @@ func (p *pass) judge(r *ranv1alpha1.LedgerRelease, lr *ranv1alpha1.LedgerRing, q
 	}
 	switch {
 	case lr.Failed > int(q.MaxFailed):
-		p.fail(r, lr, fmt.Sprintf("%d clusters failed in ring %s, more than its budget of %d", lr.Failed, lr.Name, q.MaxFailed))
+		p.fail(r, lr, fmt.Sprintf("%s failed in ring %s, more than its budget of %d", words.Plural(lr.Failed, "cluster"), lr.Name, q.MaxFailed))
 		return
 	case need == 0:
 		if ended {
@@ -425,8 +426,14 @@ func (p *pass) advance(i int) {
 	take.Rings = append(take.Rings, ranv1alpha1.LedgerRing{Name: ring, State: ranv1alpha1.RingRolling, StartedAt: p.now})
 	take.State, take.Message = ranv1alpha1.ReleaseRolling, "rolls out in ring "+ring
 	p.event(false, EventReleaseEntered, "Release %s entered ring %s", take.Version, ring)
-	for _, r := range ready[1:] {
-		r.State, r.Message = ranv1alpha1.ReleaseSuperseded, fmt.Sprintf("superseded: %s entered ring %s first", take.Version, ring)
+	for j := range p.ledger {
+		r := &p.ledger[j]
+		older := r != take && !terminal(r.State) && Newer(take.Version, r.Version)
+		// The older releases that could have entered, and, at the first ring, the older ones
+		// still awaiting an approval: none will enter now.
+		if older && (slices.Contains(ready, r) || i == 0 && len(r.Rings) == 0) {
+			r.State, r.Message = ranv1alpha1.ReleaseSuperseded, fmt.Sprintf("superseded: %s entered ring %s first", take.Version, ring)
+		}
 	}
 }
 
@@ -482,28 +489,34 @@ func (p *pass) next(ring string) string {
 
 func ringMessage(lr ranv1alpha1.LedgerRing) string {
 	if lr.State == ranv1alpha1.RingSoaking {
-		return fmt.Sprintf("soaks in ring %s since %s: %d of %d clusters run it", lr.Name, lr.SoakingSince.UTC().Format(time.RFC3339), lr.Complete, lr.Clusters)
+		return fmt.Sprintf("soaks in ring %s: %d of %d clusters run it", lr.Name, lr.Complete, lr.Clusters)
 	}
 	return fmt.Sprintf("rolls out in ring %s: %d of %d clusters run it", lr.Name, lr.Complete, lr.Clusters)
 }
 
 // trim keeps the ledger newest first and within TrainLedgerLimit, dropping the oldest ended
-// releases no ring runs.
+// releases no ring runs first, then the oldest that wait; never one a ring runs.
 func (p *pass) trim() {
 	slices.SortStableFunc(p.ledger, func(a, b ranv1alpha1.LedgerRelease) int { return compareVersions(b.Version, a.Version) })
 	for len(p.ledger) > ranv1alpha1.TrainLedgerLimit {
-		drop := -1
-		for i := len(p.ledger) - 1; i >= 0; i-- {
-			if terminal(p.ledger[i].State) && !p.running(&p.ledger[i]) {
-				drop = i
-				break
-			}
-		}
+		drop := p.oldest(func(r *ranv1alpha1.LedgerRelease) bool { return terminal(r.State) })
 		if drop < 0 {
-			drop = len(p.ledger) - 1
+			// Releases that wait, the oldest first: a ring runs one release at a time, so the
+			// running ones are never more than the rings, which are never more than the limit.
+			drop = p.oldest(func(*ranv1alpha1.LedgerRelease) bool { return true })
 		}
 		p.ledger = slices.Delete(p.ledger, drop, drop+1)
 	}
+}
+
+// oldest returns the index of the oldest release no ring runs that passes keep; -1 for none.
+func (p *pass) oldest(keep func(*ranv1alpha1.LedgerRelease) bool) int {
+	for i := len(p.ledger) - 1; i >= 0; i-- {
+		if r := &p.ledger[i]; keep(r) && !p.running(r) {
+			return i
+		}
+	}
+	return -1
 }
 
 // running reports whether some ring's current rollout is a release's.

@@ -365,3 +365,29 @@ func TestNewestOrdersBySemver(t *testing.T) {
 		t.Fatal("newest of nothing")
 	}
 }
+
+func TestNewerReleaseSupersedesOneAwaitingApproval(t *testing.T) {
+	w := newWorld(t, ring("canary", 0, 0, 0))
+	w.train.Spec.Approval = &ranv1alpha1.TrainApproval{Required: true}
+	w.versions = []string{"4.16.10"}
+	w.pass()
+	w.versions = []string{"4.16.10", "4.16.11"}
+	w.train.Spec.Approval.Approved = []string{"4.16.11"}
+	w.pass()
+	w.check(w.running("canary", "4.16.11"), "the approved newer release rolls out: %v", w.rollouts)
+	w.wantState("4.16.10", ranv1alpha1.ReleaseSuperseded)
+}
+
+func TestLedgerNeverDropsARunningRelease(t *testing.T) {
+	w := newWorld(t, ring("canary", 0, 0, 0))
+	w.train.Spec.Approval = &ranv1alpha1.TrainApproval{Required: true, Approved: []string{"4.16.0"}}
+	w.versions = []string{"4.16.0"}
+	w.pass()
+	for i := 1; i <= ranv1alpha1.TrainLedgerLimit+3; i++ {
+		w.versions = append(w.versions, fmt.Sprintf("4.16.%d", i))
+		w.pass()
+	}
+	w.check(len(w.train.Status.Ledger) == ranv1alpha1.TrainLedgerLimit, "ledger of %d", len(w.train.Status.Ledger))
+	w.wantState("4.16.0", ranv1alpha1.ReleaseRolling)
+	w.check(w.running("canary", "4.16.0"), "the running release keeps its rollout")
+}

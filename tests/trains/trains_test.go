@@ -200,7 +200,7 @@ var _ = Describe("A release train on one hub", Ordered, func() {
 		Eventually(global.Stored(ctx, upgrade)).WithTimeout(settle).Should(HaveField("Status.State", ranv1alpha1.StateNotCompleted))
 		global.Advance(ctx, 2*time.Minute, upgrade)
 		Eventually(ledger(ctx, t)).WithTimeout(settle).Should(Equal([]string{harness.To + " Stopped canary:Failed"}))
-		Expect(storedTrain(ctx, t)(Default).Status.Ledger[0].Message).To(Equal("stopped: 1 clusters failed in ring canary, more than its budget of 0"))
+		Expect(storedTrain(ctx, t)(Default).Status.Ledger[0].Message).To(Equal("stopped: 1 cluster failed in ring canary, more than its budget of 0"))
 		Consistently(mcuNames(ctx, global.Hub)).WithTimeout(2*time.Second).ShouldNot(ContainElement("stop-rest-4.16.12"),
 			"a release stopped in ring canary never enters ring rest")
 		Expect(eventReasons(ctx, t)(Default)).To(HaveKeyWithValue(train.EventReleaseFailed, 1))
