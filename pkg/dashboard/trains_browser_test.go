@@ -175,7 +175,7 @@ var _ = Describe("kubectl cgu dashboard's Trains tab", func() {
 
 		By("the stopped release: a red mark with a cross at early, and why")
 		Expect(text(tab, lane(second)+" .pill")).To(Equal("✕ " + second + " stopped in early"))
-		Expect(text(tab, lane(second)+" .lane-message")).To(Equal("stopped: 1 clusters failed in ring early, more than its budget of 0"))
+		Expect(text(tab, lane(second)+" .lane-message")).To(Equal("stopped: 1 cluster failed in ring early, more than its budget of 0"))
 		Expect(eval(tab, fmt.Sprintf(`getComputedStyle(document.querySelector('%s .pill')).backgroundColor ===
 			getComputedStyle(document.querySelector("#live")).getPropertyValue("--failed").trim().replace(/^#(..)(..)(..)$/, (_, r, g, b) => "rgb(" + [r, g, b].map((h) => parseInt(h, 16)).join(", ") + ")")`, lane(second)))).
 			To(BeTrue(), "the stopped release's mark is vermilion")
