@@ -158,25 +158,8 @@ func FromWork(hub string, w *workv1.ManifestWork, available bool) Part {
 	if c := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied); c != nil && c.Status == metav1.ConditionFalse {
 		pt.Blocked = "its ManifestWork is not applied: " + notApplied(w, c.Message)
 	}
-	values := map[string]workv1.FieldValue{}
-	for _, m := range w.Status.ResourceStatus.Manifests {
-		for _, v := range m.StatusFeedbacks.Values {
-			values[v.Name] = v.Value
-		}
-	}
-	count := func(name string) (int, bool) {
-		v, ok := values[name]
-		switch {
-		case !ok:
-			return 0, false
-		case v.Integer != nil:
-			return int(*v.Integer), true
-		case v.String != nil:
-			n, err := strconv.Atoi(*v.String)
-			return n, err == nil
-		}
-		return 0, false
-	}
+	values := feedbackOf(w)
+	count := func(name string) (int, bool) { return countOf(values, name) }
 	if r, ok := values[feedbackApplied]; ok && r.String != nil && pt.Blocked == "" {
 		msg := ""
 		if m, ok := values[feedbackRefusal]; ok && m.String != nil {
@@ -196,6 +179,32 @@ func FromWork(hub string, w *workv1.ManifestWork, available bool) Part {
 		pt.Ended = *v.String == mcu.ReasonEnded
 	}
 	return pt
+}
+
+// feedbackOf is the feedback a work's agent reports, by name.
+func feedbackOf(w *workv1.ManifestWork) map[string]workv1.FieldValue {
+	values := map[string]workv1.FieldValue{}
+	for _, m := range w.Status.ResourceStatus.Manifests {
+		for _, v := range m.StatusFeedbacks.Values {
+			values[v.Name] = v.Value
+		}
+	}
+	return values
+}
+
+// countOf reads a count of the feedback: an integer, or a string of one.
+func countOf(values map[string]workv1.FieldValue, name string) (int, bool) {
+	v, ok := values[name]
+	switch {
+	case !ok:
+		return 0, false
+	case v.Integer != nil:
+		return int(*v.Integer), true
+	case v.String != nil:
+		n, err := strconv.Atoi(*v.String)
+		return n, err == nil
+	}
+	return 0, false
 }
 
 // notApplied is why a work is not applied: its first manifest's own Applied message (the work's
