@@ -47,8 +47,10 @@ help: ## Show this help.
 # upgrade takes, a cluster that never finishes (to show a batch timeout), the rollout's
 # timeout in minutes (0 keeps the sample's), KEEP=1 to leave the hub running, MODE=Window or
 # MODE=Progressive for a rollout mode other than TALM's batches, and FULL=1 to list every
-# cluster of a long batch (abbreviated to its count and runs of names otherwise).
-CLUSTERS ?= 12
+# cluster of a long batch (abbreviated to its count and runs of names otherwise). KIND=train
+# runs a release train across a global hub and two regional hubs (docs/trains.md): CLUSTERS
+# is then per regional hub (20 by default) and STALL how many of hub-west's clusters stall.
+CLUSTERS ?= $(if $(filter train,$(KIND)),20,12)
 MAX_CONCURRENCY ?= 4
 UPGRADE_DURATION ?= 8s
 STALL ?=
@@ -61,7 +63,7 @@ MODE ?=
 FULL ?= 0
 
 .PHONY: demo
-demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1, DASHBOARD_PORT, MODE=Window|Progressive, FULL=1; KIND=ibgu with FAIL for an image-based group upgrade; KIND=mcu for a release-named upgrade of a mixed fleet).
+demo: envtest-assets ## Roll an upgrade out on an embedded hub with simulated clusters (CLUSTERS, MAX_CONCURRENCY, UPGRADE_DURATION, STALL, TIMEOUT, KEEP=1, DASHBOARD_PORT, MODE=Window|Progressive, FULL=1; KIND=ibgu with FAIL for an image-based group upgrade; KIND=mcu for a release-named upgrade of a mixed fleet; KIND=train for a release train across regional hubs, STALL=N stalling N of hub-west's clusters).
 	go build -o $(LOCALBIN)/cgu-demo ./cmd/cgu-demo
 	$(LOCALBIN)/cgu-demo --kind=$(KIND) --clusters=$(CLUSTERS) --max-concurrency=$(MAX_CONCURRENCY) \
 		--upgrade-duration=$(UPGRADE_DURATION) --stall=$(STALL) --fail=$(FAIL) --timeout=$(TIMEOUT) --dashboard-port=$(DASHBOARD_PORT) --mode=$(MODE) \

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -55,11 +56,8 @@ type demo struct {
 	term    *terminal
 	// preview is the plan shown before the start, until the batch records hold it.
 	preview []batchView
-	// dashboardURL is where the dashboard is served, if it is.
-	dashboardURL string
-	// stopDashboard stops the dashboard; dashboardDone is closed once it stopped.
-	stopDashboard context.CancelFunc
-	dashboardDone <-chan struct{}
+	// dashboard is the hub's dashboard, nil when none is served.
+	dashboard *servedDashboard
 }
 
 // clusterName is the name of the fleet's i-th cluster: its number padded to the digits of
@@ -96,14 +94,11 @@ func (o options) fleetClusters(names []string) []string {
 // startDemo starts the hub, the update service, the spokes and the operator, then applies
 // the demo manifests. The returned demo is to be stopped even on error.
 func startDemo(ctx context.Context, opts options, out *terminal) (*demo, error) {
-	logFile, err := os.CreateTemp("", "cgu-demo-*.log")
+	log, logPath, err := openLog()
 	if err != nil {
 		return nil, err
 	}
-	log := zap.New(zap.WriteTo(logFile), zap.UseDevMode(true))
-	ctrl.SetLogger(log)
-	klog.SetLogger(log.WithName("klog")) // the placement controller logs through klog
-	d := &demo{opts: opts, logPath: logFile.Name(), term: out}
+	d := &demo{opts: opts, logPath: logPath, term: out}
 	out.step("Starting the embedded hub: kube-apiserver, etcd, policy propagator, placement controller")
 	if d.hub, err = world.StartHub(ctx, world.Options{Logger: log}); err != nil {
 		return nil, fmt.Errorf("starting the hub (see %s): %w", d.logPath, err)
@@ -115,7 +110,9 @@ func startDemo(ctx context.Context, opts options, out *terminal) (*demo, error) 
 	if err := d.startOperator(); err != nil {
 		return d, err
 	}
-	d.startDashboard(ctx, out)
+	if opts.dashboardPort >= 0 {
+		d.dashboard = serveDashboard(ctx, d.hub.Config, opts.dashboardPort, "Dashboard", out)
+	}
 	out.step("Applying %s", opts.samples)
 	if err := d.apply(ctx); err != nil {
 		return d, err
@@ -343,25 +340,28 @@ func (d *demo) keep(ctx context.Context, out *terminal) {
 		out.fail("writing the kubeconfig: %v", err)
 		return
 	}
-	out.keep(path, d.opts.kind, d.cgu, d.dashboardURL)
+	out.keep(path, d.opts.kind, d.cgu, d.dashboard.address())
 	<-ctx.Done()
 }
 
-// startDashboard serves kubectl cgu's dashboard of the hub, as `kubectl cgu dashboard -A`
-// would, on the demo's port, or a free one when that one is taken. The demo goes on without
-// it if it cannot start.
-func (d *demo) startDashboard(ctx context.Context, out *terminal) {
-	if d.opts.dashboardPort < 0 {
-		return
-	}
-	opts := dashboard.Options{Config: d.hub.Config}
+// servedDashboard is kubectl cgu's dashboard of one hub, as the demo serves it.
+type servedDashboard struct {
+	url string
+	// cancel stops it; done is closed once it stopped.
+	cancel context.CancelFunc
+	done   <-chan struct{}
+}
+
+// serveDashboard serves kubectl cgu's dashboard of the hub cfg reaches, as `kubectl cgu
+// dashboard -A` would, on port, or on a free one when that one is taken, and names it with
+// label. It returns nil when it cannot start: the demo goes on without it.
+func serveDashboard(ctx context.Context, cfg *rest.Config, port int, label string, out *terminal) *servedDashboard {
+	opts := dashboard.Options{Config: cfg}
 	// The dashboard stops before the hub (stop), or the hub's API server would wait for its
 	// watches to end.
-	ctx, d.stopDashboard = context.WithCancel(ctx)
-	served := make(chan struct{})
-	d.dashboardDone = served
-	ports := []int{d.opts.dashboardPort}
-	if d.opts.dashboardPort != 0 {
+	ctx, cancel := context.WithCancel(ctx)
+	ports := []int{port}
+	if port != 0 {
 		ports = append(ports, 0)
 	}
 	for _, port := range ports {
@@ -372,27 +372,54 @@ func (d *demo) startDashboard(ctx context.Context, out *terminal) {
 		}()
 		select {
 		case url := <-ready:
-			d.dashboardURL = url
-			out.step("Dashboard: %s (live; KEEP=1 keeps it after the rollout)", url)
+			out.step("%s: %s (live; KEEP=1 keeps it after the rollout)", label, url)
+			done := make(chan struct{})
 			go func() {
-				defer close(served)
+				defer close(done)
 				if err := <-result; err != nil {
 					out.note("The dashboard stopped: %v", err)
 				}
 			}()
-			return
+			return &servedDashboard{url: url, cancel: cancel, done: done}
 		case err := <-result:
 			out.note("The dashboard did not start on port %d: %v", port, err)
 		}
 	}
-	close(served)
+	cancel()
+	return nil
+}
+
+// address is where the dashboard is served, empty when it is not.
+func (s *servedDashboard) address() string {
+	if s == nil {
+		return ""
+	}
+	return s.url
+}
+
+// stop stops the dashboard and waits until it stopped.
+func (s *servedDashboard) stop() {
+	if s != nil {
+		s.cancel()
+		<-s.done
+	}
+}
+
+// openLog sends the logs of the controllers, and klog's, to a new temporary file, whose
+// path it returns.
+func openLog() (logr.Logger, string, error) {
+	logFile, err := os.CreateTemp("", "cgu-demo-*.log")
+	if err != nil {
+		return logr.Logger{}, "", err
+	}
+	log := zap.New(zap.WriteTo(logFile), zap.UseDevMode(true))
+	ctrl.SetLogger(log)
+	klog.SetLogger(log.WithName("klog")) // the placement controller and the work agent log through klog
+	return log, logFile.Name(), nil
 }
 
 func (d *demo) stop(out *terminal) {
-	if d.stopDashboard != nil {
-		d.stopDashboard()
-		<-d.dashboardDone
-	}
+	d.dashboard.stop()
 	if d.graph != nil {
 		d.graph.Close()
 	}

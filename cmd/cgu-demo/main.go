@@ -2,7 +2,8 @@
 // hub (a real kube-apiserver and etcd with the real policy propagator and placement
 // controller), a fleet of simulated single-node OpenShift spokes, and the operator itself,
 // applies the demo manifests of samples/demo, shows the plan, enables the rollout and draws
-// its progress until it ends. `make demo` runs it.
+// its progress until it ends. `make demo` runs it; `make demo KIND=train` runs a release
+// train across a global hub and two regional hubs instead (train.go).
 package main
 
 import (
@@ -31,8 +32,8 @@ type options struct {
 	keep            bool
 	samples         string
 	plain           bool
-	// kind is what the demo runs: a ClusterGroupUpgrade (cgu) or an ImageBasedGroupUpgrade
-	// (ibgu).
+	// kind is what the demo runs: a ClusterGroupUpgrade (cgu), an ImageBasedGroupUpgrade
+	// (ibgu), a ManagedClustersUpgrade (mcu) or a ReleaseTrain across hubs (train).
 	kind string
 	// fail is a cluster whose Prep fails (ibgu).
 	fail string
@@ -52,6 +53,7 @@ const (
 	kindCGU     = "cgu"
 	kindIBGU    = "ibgu"
 	kindMCU     = "mcu"
+	kindTrain   = "train"
 	samplesCGU  = "samples/demo"
 	samplesIBGU = "samples/demo-ibgu"
 	samplesMCU  = "samples/demo-mcu"
@@ -60,14 +62,14 @@ const (
 func parseFlags(args []string) (options, error) {
 	o := options{}
 	fs := flag.NewFlagSet("cgu-demo", flag.ContinueOnError)
-	fs.IntVar(&o.clusters, "clusters", 12, "Simulated clusters in the fleet (at least 3; sno-01 and sno-02 are the canaries).")
+	fs.IntVar(&o.clusters, "clusters", 12, "Simulated clusters in the fleet (at least 3; sno-01 and sno-02 are the canaries); with --kind=train, on each regional hub (20 unless set).")
 	fs.IntVar(&o.maxConcurrency, "max-concurrency", 4, "Clusters per batch after the canaries.")
 	fs.DurationVar(&o.upgradeDuration, "upgrade-duration", 8*time.Second, "How long a simulated cluster takes to upgrade.")
-	fs.StringVar(&o.stall, "stall", "", `A cluster whose upgrade never finishes (for example sno-05; sno-005 of 100 clusters or more), to show a batch timeout.`)
+	fs.StringVar(&o.stall, "stall", "", `A cluster whose upgrade never finishes (for example sno-05; sno-005 of 100 clusters or more), to show a batch timeout; with --kind=train, how many of hub-west's clusters stall (for example 3), to show the ring's failure budget.`)
 	fs.IntVar(&o.timeout, "timeout", 0, "The rollout's timeout in minutes (0 keeps the sample's 6).")
 	fs.BoolVar(&o.keep, "keep", false, "Keep the hub running after the rollout and print its KUBECONFIG, until Ctrl-C.")
 	fs.StringVar(&o.samples, "samples", "", "Directory of the demo manifests (default "+samplesCGU+", "+samplesIBGU+" with --kind=ibgu, "+samplesMCU+" with --kind=mcu).")
-	fs.StringVar(&o.kind, "kind", kindCGU, "What to roll out: cgu (a ClusterGroupUpgrade of an upgrade policy), ibgu (an image-based group upgrade) or mcu (a release-named upgrade of a mixed fleet).")
+	fs.StringVar(&o.kind, "kind", kindCGU, "What to roll out: cgu (a ClusterGroupUpgrade of an upgrade policy), ibgu (an image-based group upgrade), mcu (a release-named upgrade of a mixed fleet) or train (a release train across a global hub and two regional hubs).")
 	fs.StringVar(&o.fail, "fail", "", "With --kind=ibgu, a cluster whose Prep fails (for example sno-05), to show AbortOnFailure.")
 	fs.StringVar(&o.mode, "mode", "", "How the clusters after the canaries are remediated: Batches (TALM's, the sample's), Window or Progressive (stages of 1, 2, 4, ...).")
 	fs.BoolVar(&o.plain, "plain", false, "Print plain lines even on a terminal.")
@@ -78,6 +80,9 @@ func parseFlags(args []string) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	if o.kind == kindTrain && !flagSet(fs, "clusters") {
+		o.clusters = trainClusters
+	}
 	if err := o.check(); err != nil {
 		return o, err
 	}
@@ -87,6 +92,13 @@ func parseFlags(args []string) (options, error) {
 	o.stall, _ = o.fleetCluster(o.stall)
 	o.fail, _ = o.fleetCluster(o.fail)
 	return o, nil
+}
+
+// flagSet tells whether a flag was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // check refuses options out of range, or that do not go together.
@@ -105,8 +117,10 @@ func (o options) check() error {
 	case o.dashboardPort > 65535:
 		return fmt.Errorf("--dashboard-port must be at most 65535, got %d", o.dashboardPort)
 	}
-	if err := o.checkCluster("--stall", o.stall); err != nil {
-		return err
+	if o.kind != kindTrain {
+		if err := o.checkCluster("--stall", o.stall); err != nil {
+			return err
+		}
 	}
 	return o.checkKind()
 }
@@ -140,8 +154,10 @@ func (o options) checkKind() error {
 		case o.mode != "":
 			return fmt.Errorf("--mode is for --kind=cgu; a release-named upgrade runs in batches")
 		}
+	case kindTrain:
+		return o.checkTrain()
 	default:
-		return fmt.Errorf("--kind must be cgu, ibgu or mcu, got %q", o.kind)
+		return fmt.Errorf("--kind must be cgu, ibgu, mcu or train, got %q", o.kind)
 	}
 	return nil
 }
@@ -166,6 +182,9 @@ func main() {
 func run(ctx context.Context, opts options, stdout, stderr io.Writer) int {
 	out := newTerminal(stdout, stderr, opts.plain)
 	out.allClusters = opts.allClusters
+	if opts.kind == kindTrain {
+		return runTrain(ctx, opts, out)
+	}
 	d, err := startDemo(ctx, opts, out)
 	if d != nil {
 		defer d.stop(out)
