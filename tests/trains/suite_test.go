@@ -136,3 +136,8 @@ func advance(ctx context.Context, d time.Duration, t *ranv1alpha1.ReleaseTrain) 
 	target := &ranv1alpha1.ReleaseTrain{ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: t.Name}}
 	Expect(global.Hub.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 }
+
+// atLeast matches an event count: the operator records a pass's events before its status
+// write, so a pass whose write conflicts records them again on the next (events are at least
+// once).
+func atLeast(n int) OmegaMatcher { return BeNumerically(">=", n) }
