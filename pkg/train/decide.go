@@ -260,14 +260,12 @@ func (p *pass) observe() {
 			lr := &r.Rings[j]
 			spec := p.ring(lr.Name)
 			ro, ok := p.f.Rollouts[Key{lr.Name, r.Version}]
-			// Counts come only from a rollout whose every part reports, and only while the ring
-			// runs this release: a rollout being deleted for a newer one keeps its last counts.
-			if cur, _ := p.current(lr.Name); spec == nil || !ok || !reporting(ro) || !reported(ro) || cur != r {
+			if spec == nil || !ok || !reporting(ro) {
 				continue
 			}
 			total, complete, failed, held, ended := sum(ro)
 			lr.Clusters, lr.Complete, lr.Failed = total-held, complete, failed
-			if lr.DecidedAt == nil {
+			if lr.DecidedAt == nil && reported(ro) {
 				p.judge(r, lr, spec.Qualification, ended)
 			}
 		}
