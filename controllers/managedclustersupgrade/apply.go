@@ -2,12 +2,10 @@ package managedclustersupgrade
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
@@ -16,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/controllers/internal/reconciled"
 	"github.com/cgu-operator/cgu-operator/pkg/mcu"
 )
 
@@ -70,18 +69,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, m *ranv1alpha1.Managed
 	if controllerutil.ContainsFinalizer(m, mcu.Finalizer) {
 		return nil
 	}
-	return r.patchFinalizers(ctx, m, append(m.Finalizers, mcu.Finalizer))
-}
-
-func (r *Reconciler) patchFinalizers(ctx context.Context, m *ranv1alpha1.ManagedClustersUpgrade, finalizers []string) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": finalizers, "resourceVersion": m.ResourceVersion}})
-	if err != nil {
-		return err
-	}
-	if err := r.Client.Patch(ctx, m, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("writing the finalizers: %w", err)
-	}
-	return nil
+	return reconciled.PatchFinalizers(ctx, r.Client, m, append(m.Finalizers, mcu.Finalizer))
 }
 
 // cleanup deletes what a ManagedClustersUpgrade being deleted made: its ClusterGroupUpgrade
@@ -119,7 +107,7 @@ func (r *Reconciler) cleanup(ctx context.Context, m *ranv1alpha1.ManagedClusters
 			keep = append(keep, f)
 		}
 	}
-	return ctrl.Result{}, client.IgnoreNotFound(r.patchFinalizers(ctx, m, keep))
+	return ctrl.Result{}, client.IgnoreNotFound(reconciled.PatchFinalizers(ctx, r.Client, m, keep))
 }
 
 func isOwned(cgu *ranv1alpha1.ClusterGroupUpgrade, m *ranv1alpha1.ManagedClustersUpgrade) bool {

@@ -2,18 +2,18 @@ package releasetrain
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/controllers/internal/reconciled"
 	"github.com/cgu-operator/cgu-operator/pkg/train"
 )
 
@@ -114,18 +114,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, t *ranv1alpha1.Release
 	if controllerutil.ContainsFinalizer(t, Finalizer) {
 		return nil
 	}
-	return r.patchFinalizers(ctx, t, append(t.Finalizers, Finalizer))
-}
-
-func (r *Reconciler) patchFinalizers(ctx context.Context, t *ranv1alpha1.ReleaseTrain, finalizers []string) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": finalizers, "resourceVersion": t.ResourceVersion}})
-	if err != nil {
-		return err
-	}
-	if err := r.Client.Patch(ctx, t, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("writing the finalizers: %w", err)
-	}
-	return nil
+	return reconciled.PatchFinalizers(ctx, r.Client, t, append(t.Finalizers, Finalizer))
 }
 
 // cleanup deletes a train's rollouts and waits until they are gone (each
@@ -165,15 +154,5 @@ func (r *Reconciler) cleanup(ctx context.Context, t *ranv1alpha1.ReleaseTrain) (
 		ctrl.LoggerFrom(ctx).V(1).Info("Waiting", "for", "the train's rollouts to go", "remaining", remaining)
 		return ctrl.Result{}, nil // their deletion brings the train back
 	}
-	return ctrl.Result{}, r.patchFinalizers(ctx, t, removeString(t.Finalizers, Finalizer))
-}
-
-func removeString(list []string, s string) []string {
-	var out []string
-	for _, x := range list {
-		if x != s {
-			out = append(out, x)
-		}
-	}
-	return out
+	return ctrl.Result{}, reconciled.PatchFinalizers(ctx, r.Client, t, slices.DeleteFunc(slices.Clone(t.Finalizers), func(f string) bool { return f == Finalizer }))
 }
