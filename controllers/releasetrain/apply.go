@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,7 +20,8 @@ import (
 const Finalizer = "ran.openshift.io/release-train"
 
 // apply makes the rollouts the decision keeps (each made when missing, never changed: a
-// rollout started is never started again), deletes those it drops, then records the events.
+// rollout started is never started again) and deletes those it drops. The events wait for
+// the status write (status.go).
 func (r *Reconciler) apply(ctx context.Context, t *ranv1alpha1.ReleaseTrain, in train.Intents) error {
 	for _, p := range in.Ensure {
 		if err := r.ensure(ctx, t, p); err != nil {
@@ -32,13 +32,6 @@ func (r *Reconciler) apply(ctx context.Context, t *ranv1alpha1.ReleaseTrain, in 
 		if err := r.remove(ctx, t, k); err != nil {
 			return err
 		}
-	}
-	for _, e := range in.Events {
-		kind := corev1.EventTypeNormal
-		if e.Warning {
-			kind = corev1.EventTypeWarning
-		}
-		r.Recorder.Eventf(t, nil, kind, e.Reason, eventAction, "%s", e.Message)
 	}
 	return nil
 }

@@ -45,6 +45,15 @@ func nameVersions(ctx context.Context, key client.ObjectKey, versions ...string)
 	Expect(fleet.Hub.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, data))).To(Succeed())
 }
 
+// situation says where a train and one of its rollouts stand, for a failure's message.
+func situation(ctx context.Context, key client.ObjectKey, upgrade *ranv1alpha1.ClusterGroupUpgrade) string {
+	t, c := &ranv1alpha1.ReleaseTrain{}, &ranv1alpha1.ClusterGroupUpgrade{}
+	terr, cerr := fleet.Hub.Client.Get(ctx, key, t), fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(upgrade), c)
+	ts, _ := json.Marshal(t.Status)
+	cs, _ := json.Marshal(c.Status)
+	return fmt.Sprintf("the train's status (read error %v): %s; %s's status (read error %v): %s", terr, ts, upgrade.Name, cerr, cs)
+}
+
 // drawnAt reads, from the page's geometry, where each release of a train is drawn: the ring
 // whose column its mark starts in, "before the first ring", or "nowhere".
 const drawnAt = `(() => {
@@ -150,7 +159,9 @@ var _ = Describe("kubectl cgu dashboard's Trains tab", func() {
 			}
 			return out
 		}).WithTimeout(2*settle).Should(And(HaveKeyWithValue(early[0], ranv1alpha1.ClusterInProgress), HaveKeyWithValue(early[1], ranv1alpha1.ClusterCompleted)),
-			"the stalled cluster started, the other one completed: the clock may move on")
+			func() string {
+				return "the stalled cluster started, the other one completed (the clock may move on then); " + situation(ctx, key, upgrade)
+			})
 		fleet.Advance(ctx, 2*time.Minute, upgrade)
 		Eventually(ledgerOf(ctx, key)).WithTimeout(settle).Should(Equal([]string{
 			second + " Stopped canary:Qualified,early:Failed",

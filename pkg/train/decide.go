@@ -252,7 +252,8 @@ func terminal(s ranv1alpha1.ReleaseState) bool {
 	return s == ranv1alpha1.ReleaseStopped || s == ranv1alpha1.ReleaseSuperseded || s == ranv1alpha1.ReleaseDelivered
 }
 
-// observe updates the undecided rings of every release from its rollout, and decides them.
+// observe reads each ring's counts of the release it runs from its rollout, and judges the
+// release there while it is undecided.
 func (p *pass) observe() {
 	for i := range p.ledger {
 		r := &p.ledger[i]
@@ -260,12 +261,15 @@ func (p *pass) observe() {
 			lr := &r.Rings[j]
 			spec := p.ring(lr.Name)
 			ro, ok := p.f.Rollouts[Key{lr.Name, r.Version}]
-			if spec == nil || !ok || !reporting(ro) {
+			// Counts come only from a rollout whose every part reports and has reported once (no
+			// partial sums), and only while the ring runs this release: a rollout being deleted
+			// for a newer one leaves the counts it was judged on.
+			if cur, _ := p.current(lr.Name); spec == nil || !ok || !reporting(ro) || !reported(ro) || cur != r {
 				continue
 			}
 			total, complete, failed, held, ended := sum(ro)
 			lr.Clusters, lr.Complete, lr.Failed = total-held, complete, failed
-			if lr.DecidedAt == nil && reported(ro) {
+			if lr.DecidedAt == nil {
 				p.judge(r, lr, spec.Qualification, ended)
 			}
 		}

@@ -391,3 +391,25 @@ func TestLedgerNeverDropsARunningRelease(t *testing.T) {
 	w.wantState("4.16.0", ranv1alpha1.ReleaseRolling)
 	w.check(w.running("canary", "4.16.0"), "the running release keeps its rollout")
 }
+
+func TestLedgerKeepsTheCountsOfAReplacedRollout(t *testing.T) {
+	w := newWorld(t, ring("regions", 0, 0, 2, "hub-east", "hub-west"))
+	w.versions = []string{"4.16.10"}
+	w.pass()
+	ro := w.rollouts[Key{"regions", "4.16.10"}]
+	ro.Parts[0].Reported, ro.Parts[0].Total, ro.Parts[0].Complete = true, 10, 4
+	w.pass()
+	w.check(w.release("4.16.10").Rings[0].Clusters == 0, "counts written before every hub reported: %+v", w.release("4.16.10").Rings[0])
+	w.report("regions", "4.16.10", 10, 9, 1, true)
+	w.pass()
+	w.wantRing("4.16.10", "regions", ranv1alpha1.RingQualified)
+	w.versions = append(w.versions, "4.16.11")
+	w.pass()
+	w.check(w.running("regions", "4.16.11"), "the newer release takes the ring")
+	// The old rollout is being deleted hub by hub: one hub's part is gone.
+	w.rollouts[Key{"regions", "4.16.10"}] = Rollout{Parts: []Part{{Hub: "hub-west", Reporting: true, Reported: true, Total: 10, Complete: 9, Failed: 1}}}
+	w.pass()
+	if lr := w.release("4.16.10").Rings[0]; lr.Clusters != 20 || lr.Complete != 18 || lr.Failed != 2 {
+		t.Fatalf("the replaced rollout's counts changed: %+v", lr)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,7 @@ var fleet *harness.Env
 var _ = BeforeSuite(func(ctx SpecContext) {
 	log := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
 	ctrl.SetLogger(log)
+	klog.SetLogger(log.WithName("klog"))
 	var err error
 	fleet, err = harness.StartWith(ctx, log, func(o *operator.Options) { o.MaxClustersInProgress = capacity })
 	Expect(err).NotTo(HaveOccurred())

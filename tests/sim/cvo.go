@@ -91,17 +91,29 @@ func (o *CVO) Step(objects configpolicy.Store, now time.Time) (time.Duration, er
 	return again, objects.Update(obj)
 }
 
+// RetryRefused is how soon the simulated cluster-version operator tries again an update it
+// refused because the update service did not offer the version. The real operator tries the
+// desired update again on each sync and fetches the update service again every few minutes,
+// so a release published after its last fetch is refused for a while, then accepted.
+const RetryRefused = time.Second
+
 // StepClusterVersion advances the operator by one step at time now and returns when it wants
 // to be called again (zero: only when the ClusterVersion changes). It starts an update when
 // spec.desiredUpdate names a version other than status.desired, and completes a Partial
-// update once the behaviour's duration has passed since it started.
+// update once the behaviour's duration has passed since it started. Whenever no update is
+// under way it fetches what the update service offers; one it refused it tries again after
+// RetryRefused, on what it fetched.
 func (o *CVO) StepClusterVersion(cv *configv1.ClusterVersion, now time.Time) (time.Duration, error) {
 	b := o.Behaviour
+	refused := false
 	if target, ok := newTarget(cv); ok {
-		startUpdate(cv, target, o.Updates != nil, now)
+		refused = !startUpdate(cv, target, o.Updates != nil, now)
 	}
 	if len(cv.Status.History) == 0 || cv.Status.History[0].State != configv1.PartialUpdate {
-		return 0, o.refreshUpdates(cv, now)
+		if err := o.refreshUpdates(cv, now); err != nil || !refused {
+			return 0, err
+		}
+		return RetryRefused, nil
 	}
 	current := &cv.Status.History[0]
 	switch {
@@ -136,14 +148,15 @@ func newTarget(cv *configv1.ClusterVersion) (configv1.Release, bool) {
 }
 
 // startUpdate accepts a target the way the cluster-version operator does: a version must be
-// offered by the update service (available or conditional) unless an image is given.
-func startUpdate(cv *configv1.ClusterVersion, target configv1.Release, graphKnown bool, now time.Time) {
+// offered by the update service (available or conditional) unless an image is given. It
+// reports whether it accepted the target.
+func startUpdate(cv *configv1.ClusterVersion, target configv1.Release, graphKnown bool, now time.Time) bool {
 	if release, ok := offered(cv, target.Version); ok {
 		target = release
 	} else if graphKnown && target.Image == "" {
 		setCVCondition(cv, "ReleaseAccepted", configv1.ConditionFalse, "VersionNotFound",
 			fmt.Sprintf("Unable to retrieve available updates: version %s not found", target.Version), metav1.NewTime(now))
-		return
+		return false
 	}
 	if target.Image == "" {
 		target.Image = Image(target.Version)
@@ -157,6 +170,7 @@ func startUpdate(cv *configv1.ClusterVersion, target configv1.Release, graphKnow
 		fmt.Sprintf("Payload loaded version=%q image=%q", target.Version, target.Image), started)
 	setCVCondition(cv, configv1.OperatorProgressing, configv1.ConditionTrue, "", "Working towards "+target.Version, started)
 	setCVCondition(cv, "Failing", configv1.ConditionFalse, "", "", started)
+	return true
 }
 
 func offered(cv *configv1.ClusterVersion, version string) (configv1.Release, bool) {

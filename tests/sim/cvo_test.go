@@ -117,3 +117,42 @@ func TestCVOAcceptsOnlyOfferedVersions(t *testing.T) {
 		t.Fatalf("offered version: history[0] = %+v, want 4.16.11 with the offered image", h)
 	}
 }
+
+func TestCVOAcceptsAReleasePublishedAfterItsLastFetch(t *testing.T) {
+	published := false
+	offer := func(_ string, cv *configv1.ClusterVersion, _ time.Time) (Updates, error) {
+		u := Updates{Available: []configv1.Release{{Version: "4.16.11", Image: "img-11"}}}
+		if published {
+			u.Available = append(u.Available, configv1.Release{Version: "4.16.12", Image: "img-12"})
+		}
+		return u, nil
+	}
+	cv := NewClusterVersion("4.16.10", "stable-4.16", t0)
+	cvo := &CVO{Cluster: "c1", Updates: offer, Behaviour: Behaviour{Duration: time.Hour}}
+	if again, err := cvo.StepClusterVersion(cv, t0); err != nil || again != 0 {
+		t.Fatalf("first fetch: again %s, error %v", again, err)
+	}
+
+	published = true
+	desire(cv, "4.16.12")
+	again, err := cvo.StepClusterVersion(cv, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := condition(cv, "ReleaseAccepted"); c.Status != configv1.ConditionFalse || c.Reason != "VersionNotFound" {
+		t.Fatalf("ReleaseAccepted = %+v, want False VersionNotFound: the version came out after the last fetch", c)
+	}
+	if again != RetryRefused {
+		t.Fatalf("a refused update asks to be stepped again after %s, not %s", RetryRefused, again)
+	}
+
+	if again, err = cvo.StepClusterVersion(cv, t0.Add(again)); err != nil || again != time.Hour {
+		t.Fatalf("retry: again %s (want the update's hour), error %v", again, err)
+	}
+	if h := cv.Status.History[0]; h.Version != "4.16.12" || h.Image != "img-12" || h.State != configv1.PartialUpdate {
+		t.Fatalf("retried on the fetch since: history[0] = %+v, want 4.16.12 under way", h)
+	}
+	if c := condition(cv, "ReleaseAccepted"); c.Status != configv1.ConditionTrue {
+		t.Fatalf("ReleaseAccepted = %+v, want True", c)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -56,6 +57,7 @@ var (
 var _ = BeforeSuite(func(ctx SpecContext) {
 	log := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
 	ctrl.SetLogger(log)
+	klog.SetLogger(log.WithName("klog"))
 	several := func(o *operator.Options) { o.SkipNameValidation = true }
 	var err error
 	global, err = harness.StartWith(ctx, log, several)
@@ -136,8 +138,3 @@ func advance(ctx context.Context, d time.Duration, t *ranv1alpha1.ReleaseTrain) 
 	target := &ranv1alpha1.ReleaseTrain{ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: t.Name}}
 	Expect(global.Hub.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 }
-
-// atLeast matches an event count: the operator records a pass's events before its status
-// write, so a pass whose write conflicts records them again on the next (events are at least
-// once).
-func atLeast(n int) OmegaMatcher { return BeNumerically(">=", n) }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
@@ -54,6 +55,7 @@ var fleet *harness.Env
 var _ = BeforeSuite(func(ctx SpecContext) {
 	log := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
 	ctrl.SetLogger(log)
+	klog.SetLogger(log.WithName("klog"))
 	var err error
 	fleet, err = harness.StartWith(ctx, log, func(o *operator.Options) {
 		o.ZTP, o.ZTPSettle, o.Clock = true, ztpSettle, clock.RealClock{}

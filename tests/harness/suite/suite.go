@@ -7,6 +7,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -14,9 +15,10 @@ import (
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 )
 
-// Start starts the hub, the simulator and the operator (harness.Start) with
-// controller-runtime logging to GinkgoWriter, and stops the hub when the suite ends. Call it
-// from BeforeSuite.
+// Start starts the hub, the simulator and the operator (harness.Start), and stops the hub
+// when the suite ends. Call it from BeforeSuite. Controller-runtime's log and klog's (the
+// Open Cluster Management controllers') go to GinkgoWriter, which shows a spec's log only
+// when it fails.
 func Start(ctx context.Context) *harness.Env {
 	return StartWith(ctx, nil)
 }
@@ -25,6 +27,7 @@ func Start(ctx context.Context) *harness.Env {
 func StartWith(ctx context.Context, configure func(*operator.Options)) *harness.Env {
 	log := zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true))
 	ctrl.SetLogger(log)
+	klog.SetLogger(log.WithName("klog"))
 	env, err := harness.StartWith(ctx, log, configure)
 	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
 	ginkgo.DeferCleanup(func() { gomega.Expect(env.Hub.Stop()).To(gomega.Succeed()) })
