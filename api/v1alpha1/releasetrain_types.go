@@ -188,7 +188,9 @@ type TrainRing struct {
 	// UpgradeStrategy is the rollout's canaries, batch size and time budgets.
 	// +optional
 	UpgradeStrategy MCUUpgradeStrategy `json:"upgradeStrategy,omitempty"`
-	// Rollout are the rollout's gates, windows and approvals.
+	// Rollout are the rollout's gates, windows and approvals. When it sets no maxFailures, the
+	// rollout takes qualification.maxFailed as its budget: it starts no new batch once the
+	// release failed the ring.
 	// +optional
 	Rollout *MCURollout `json:"rollout,omitempty"`
 	// OCPOperators chooses the operators approved while a cluster upgrades.

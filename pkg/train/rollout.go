@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
@@ -79,6 +81,14 @@ func KeyOf(labels map[string]string) (Key, bool) {
 // MCU is the ManagedClustersUpgrade that runs a release in a ring, in namespace.
 func MCU(t *ranv1alpha1.ReleaseTrain, p Planned, namespace string) *ranv1alpha1.ManagedClustersUpgrade {
 	ring := t.Spec.Rings[p.Index].DeepCopy()
+	// A release that failed the ring spreads no further in it: unless the ring says otherwise,
+	// the rollout's failure budget is the ring's.
+	if ring.Rollout == nil {
+		ring.Rollout = &ranv1alpha1.MCURollout{}
+	}
+	if ring.Rollout.MaxFailures == nil {
+		ring.Rollout.MaxFailures = ptr.To(intstr.FromInt32(ring.Qualification.MaxFailed))
+	}
 	return &ranv1alpha1.ManagedClustersUpgrade{
 		TypeMeta:   metav1.TypeMeta{APIVersion: ranv1alpha1.GroupVersion.String(), Kind: "ManagedClustersUpgrade"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: p.Name, Labels: Labels(t, p.Ring, p.Version)},

@@ -2,8 +2,10 @@ package train
 
 import (
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 
@@ -84,5 +86,31 @@ func TestBlockedRingSaysWhy(t *testing.T) {
 	w.pass()
 	if got := w.train.Status.Rings[0].Message; got != "hub-west: its ManifestWork is not applied: no namespace" {
 		t.Fatalf("ring message %q", got)
+	}
+}
+
+func TestRolloutTakesTheRingsFailureBudget(t *testing.T) {
+	tr := &ranv1alpha1.ReleaseTrain{ObjectMeta: metav1.ObjectMeta{Namespace: "ztp", Name: "edge"}}
+	tr.Spec.Rings = []ranv1alpha1.TrainRing{
+		{Name: "canary"},
+		{Name: "wide", Qualification: ranv1alpha1.RingQualification{MaxFailed: 3},
+			Rollout: &ranv1alpha1.MCURollout{BatchSoak: &metav1.Duration{Duration: time.Hour}}},
+		{Name: "own", Qualification: ranv1alpha1.RingQualification{MaxFailed: 3},
+			Rollout: &ranv1alpha1.MCURollout{MaxFailures: ptr.To(intstr.FromString("10%"))}},
+	}
+	budget := func(i int) *ranv1alpha1.MCURollout {
+		return MCU(tr, Planned{Key: Key{tr.Spec.Rings[i].Name, "4.16.12"}, Name: "r", Index: i}, "ztp").Spec.Rollout
+	}
+	if r := budget(0); r == nil || r.MaxFailures == nil || *r.MaxFailures != intstr.FromInt32(0) {
+		t.Fatalf("a ring with no rollout settings: %+v, want a budget of 0", r)
+	}
+	if r := budget(1); r.MaxFailures == nil || *r.MaxFailures != intstr.FromInt32(3) || r.BatchSoak.Duration != time.Hour {
+		t.Fatalf("a ring with a soak but no budget: %+v, want its soak and a budget of 3", r)
+	}
+	if r := budget(2); *r.MaxFailures != intstr.FromString("10%") {
+		t.Fatalf("a ring's own budget: %+v, want 10%%", r)
+	}
+	if tr.Spec.Rings[0].Rollout != nil || tr.Spec.Rings[1].Rollout.MaxFailures != nil {
+		t.Fatal("the train's spec was changed")
 	}
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
 
-// regionalMCU reads a rollout as stored on a regional hub.
-func regionalMCU(ctx context.Context, h *world.Hub, name string) func(Gomega) *ranv1alpha1.ManagedClustersUpgrade {
+// mcuOn reads a rollout as stored on a hub.
+func mcuOn(ctx context.Context, h *world.Hub, name string) func(Gomega) *ranv1alpha1.ManagedClustersUpgrade {
 	return func(g Gomega) *ranv1alpha1.ManagedClustersUpgrade {
 		out := &ranv1alpha1.ManagedClustersUpgrade{}
 		g.Expect(h.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, out)).To(Succeed())
@@ -86,12 +86,12 @@ var _ = Describe("A release train across regional hubs", Ordered, func() {
 		Expect(mcuNames(ctx, global.Hub)(Default)).To(BeEmpty(), "the global hub runs no rollout itself")
 
 		By("hub-west's rollout holds at its stalled second cluster, and the hub stops reporting")
-		Eventually(regionalMCU(ctx, west.env.Hub, rollout("west"))).WithTimeout(settle).Should(
+		Eventually(mcuOn(ctx, west.env.Hub, rollout("west"))).WithTimeout(settle).Should(
 			HaveField("Status.ClustersSummary.Complete", 1))
 		Eventually(func(g Gomega) int {
 			return storedTrain(ctx, t)(g).Status.Ledger[0].Rings[1].Complete
 		}).WithTimeout(settle).Should(Equal(1), "the global hub reads hub-west's progress from the work's feedback")
-		mcuUID := regionalMCU(ctx, west.env.Hub, rollout("west"))(Default).UID
+		mcuUID := mcuOn(ctx, west.env.Hub, rollout("west"))(Default).UID
 		work := &workv1.ManifestWork{}
 		Expect(global.Hub.Client.Get(ctx, types.NamespacedName{Namespace: west.name, Name: rollout("west")}, work)).To(Succeed())
 		before := batchStarts(ctx, west.env.Hub, rollout("west"))(Default)
@@ -106,7 +106,7 @@ var _ = Describe("A release train across regional hubs", Ordered, func() {
 
 		By("hub-west goes on by itself while away; the global hub holds ring west where it stood")
 		west.env.Sim.SetBehaviour(westClusters[1], sim.Behaviour{})
-		Eventually(regionalMCU(ctx, west.env.Hub, rollout("west"))).WithTimeout(settle).Should(
+		Eventually(mcuOn(ctx, west.env.Hub, rollout("west"))).WithTimeout(settle).Should(
 			HaveField("Status.ClustersSummary.Complete", 3))
 		Consistently(ledger(ctx, t)).WithTimeout(2 * time.Second).Should(Equal([]string{harness.To + " Rolling east:Qualified,west:Rolling"}))
 
@@ -115,7 +115,7 @@ var _ = Describe("A release train across regional hubs", Ordered, func() {
 		Eventually(ledger(ctx, t)).WithTimeout(settle).Should(Equal([]string{harness.To + " Delivered east:Qualified,west:Qualified"}))
 		Expect(storedTrain(ctx, t)(Default).Status.Conditions).To(ContainElement(And(
 			HaveField("Type", ranv1alpha1.TrainConditionHubsReporting), HaveField("Status", metav1.ConditionTrue))))
-		Expect(regionalMCU(ctx, west.env.Hub, rollout("west"))(Default).UID).To(Equal(mcuUID), "the rollout on hub-west was made once")
+		Expect(mcuOn(ctx, west.env.Hub, rollout("west"))(Default).UID).To(Equal(mcuUID), "the rollout on hub-west was made once")
 		again := &workv1.ManifestWork{}
 		Expect(global.Hub.Client.Get(ctx, client.ObjectKeyFromObject(work), again)).To(Succeed())
 		Expect(again.UID).To(Equal(work.UID))

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/mcu"
 	"github.com/cgu-operator/cgu-operator/pkg/train"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
@@ -109,6 +110,20 @@ func occurrences(e corev1.Event) int {
 	return 1
 }
 
+// asked are the clusters among names whose ClusterVersion was asked for an update.
+func asked(names []string) []string {
+	GinkgoHelper()
+	var out []string
+	for _, c := range names {
+		cv, err := global.Sim.ClusterVersion(c)
+		Expect(err).NotTo(HaveOccurred())
+		if cv.Spec.DesiredUpdate != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // deleteTrain deletes a train and waits until it, its rollouts and their ClusterGroupUpgrades
 // are gone.
 func deleteTrain(ctx context.Context, t *ranv1alpha1.ReleaseTrain) {
@@ -198,29 +213,42 @@ var _ = Describe("A release train on one hub", Ordered, func() {
 		deleteTrain(ctx, t)
 	})
 
-	It("stops a release that fails the first ring, and lets a newer one through", func(ctx SpecContext) {
-		canary, err := global.JoinFleet(ctx, "tf-canary", 1)
+	It("stops a release that fails the first ring, spreads it no further there, and lets a newer one through", func(ctx SpecContext) {
+		canary, err := global.JoinFleet(ctx, "tf-canary", 2)
 		Expect(err).NotTo(HaveOccurred())
 		rest, err := global.JoinFleet(ctx, "tf-rest", 2)
 		Expect(err).NotTo(HaveOccurred())
-		global.Sim.SetBehaviour(canary[0], sim.Behaviour{Stall: true})
+		for _, c := range canary {
+			global.Sim.SetBehaviour(c, sim.Behaviour{Stall: true})
+		}
+		// One cluster a batch, a minute each: two batches.
 		first := ring("canary", "tf-canary", 0)
 		first.UpgradeStrategy.ClusterUpgradeTimeout = &metav1.Duration{Duration: time.Minute}
 		t := newTrain("stop", first, ring("rest", "tf-rest", 0))
 		Expect(global.Hub.Client.Create(ctx, t)).To(Succeed())
 
-		By("the canary's upgrade times out: the release stops in the canary ring")
+		By("the first canary's upgrade times out: the release stops in the canary ring")
 		upgrade := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stop-canary-4.16.12"}}
 		Eventually(global.Stored(ctx, upgrade)).WithTimeout(settle).Should(HaveField("Status.State", ranv1alpha1.StateNotCompleted))
-		global.Advance(ctx, 2*time.Minute, upgrade)
+		Expect(asked(canary)).To(HaveLen(1), "one cluster a batch")
+		// Past the first batch's minute, short of the rollout's two.
+		global.Advance(ctx, 90*time.Second, upgrade)
 		Eventually(ledger(ctx, t)).WithTimeout(settle).Should(Equal([]string{harness.To + " Stopped canary:Failed"}))
 		Expect(storedTrain(ctx, t)(Default).Status.Ledger[0].Message).To(Equal("stopped: 1 cluster failed in ring canary, more than its budget of 0"))
 		Consistently(mcuNames(ctx, global.Hub)).WithTimeout(2*time.Second).ShouldNot(ContainElement("stop-rest-4.16.12"),
 			"a release stopped in ring canary never enters ring rest")
 		Eventually(eventReasons(ctx, t)).Should(HaveKeyWithValue(train.EventReleaseFailed, Equal(1)))
 
+		By("the ring's rollout takes the ring's failure budget: it starts no second batch, and ends")
+		Eventually(mcuOn(ctx, global.Hub, "stop-canary-4.16.12")).WithTimeout(settle).Should(HaveField("Status.Conditions", ContainElement(And(
+			HaveField("Type", ranv1alpha1.MCUConditionInProgress), HaveField("Reason", mcu.ReasonEnded)))))
+		Consistently(func() []string { return asked(canary) }).WithTimeout(2*time.Second).Should(HaveLen(1),
+			"the second canary is never asked for the stopped release")
+
 		By(next + " appears in the channel: it starts the train, qualifies and passes")
-		global.Sim.SetBehaviour(canary[0], sim.Behaviour{})
+		for _, c := range canary {
+			global.Sim.SetBehaviour(c, sim.Behaviour{})
+		}
 		publish(next)
 		advance(ctx, 6*time.Minute, t) // past the train's check interval and the graph cache's five minutes
 		Eventually(ledger(ctx, t)).WithTimeout(settle).Should(Equal([]string{
