@@ -55,14 +55,46 @@ func ApproveRelease(ctx context.Context, c client.Client, key client.ObjectKey, 
 				return err
 			}
 		}
+		approved, err := withApproval(t, version)
+		if err != nil {
+			return err
+		}
 		before := client.MergeFromWithOptions(t.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		t.Spec.Approval.Approved = append(t.Spec.Approval.Approved, version)
+		t.Spec.Approval.Approved = approved
 		if err := c.Patch(ctx, t, before); err != nil {
 			return fmt.Errorf("patching ReleaseTrain %s: %w", key, err)
 		}
 		return nil
 	})
 	return a, err
+}
+
+// maxApproved is how many releases spec.approval.approved may list (the CRD's maxItems).
+const maxApproved = 32
+
+// withApproval is spec.approval.approved with version added. A full list first lets go of the
+// approvals the train no longer reads: those of the releases its ledger holds past
+// AwaitingApproval, which an approval has let in already, and of the releases older than every
+// one in the ledger, which the train will never take. When none can go, it refuses.
+func withApproval(t *ranv1alpha1.ReleaseTrain, version string) ([]string, error) {
+	approved := slices.Clone(t.Spec.Approval.Approved)
+	if len(approved) >= maxApproved {
+		approved = slices.DeleteFunc(approved, func(v string) bool { return !stillRead(t, v) })
+	}
+	if len(approved) >= maxApproved {
+		return nil, refused("spec.approval.approved of ReleaseTrain %s/%s lists %d releases, the most it may, all approved ahead "+
+			"or awaiting approval: remove one the train should no longer take first", t.Namespace, t.Name, len(approved))
+	}
+	return append(approved, version), nil
+}
+
+// stillRead says whether the train may still read the approval of version: its ledger holds it
+// AwaitingApproval, or does not hold it and it is newer than every release there.
+func stillRead(t *ranv1alpha1.ReleaseTrain, version string) bool {
+	if i := slices.IndexFunc(t.Status.Ledger, func(r ranv1alpha1.LedgerRelease) bool { return r.Version == version }); i >= 0 {
+		return t.Status.Ledger[i].State == ranv1alpha1.ReleaseAwaitingApproval
+	}
+	return !slices.ContainsFunc(t.Status.Ledger, func(r ranv1alpha1.LedgerRelease) bool { return !train.Newer(version, r.Version) })
 }
 
 // approvable says whether version may be approved on t: already is true when it is approved

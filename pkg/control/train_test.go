@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -128,5 +130,46 @@ func TestApproveReleaseWritesNothing(t *testing.T) {
 	}
 	if got := approved(); !slices.Equal(got, []string{"4.16.11"}) {
 		t.Errorf("spec.approval.approved %v, want it unchanged", got)
+	}
+}
+
+func TestWithApprovalMakesRoomInAFullList(t *testing.T) {
+	tr := awaitingTrain()
+	tr.Status.Ledger = append([]ranv1alpha1.LedgerRelease{{Version: "4.16.20", State: ranv1alpha1.ReleaseAwaitingApproval}},
+		tr.Status.Ledger...)
+	// 4.16.11 (delivered) and 4.16.5 (older than the ledger) are no longer read; 4.16.20
+	// awaits approval, and the rest are approved ahead.
+	full := []string{"4.16.11", "4.16.5", "4.16.20"}
+	for i := 0; len(full) < maxApproved; i++ {
+		full = append(full, "4.17."+strconv.Itoa(i))
+	}
+	tr.Spec.Approval.Approved = slices.Clone(full)
+	got, err := withApproval(tr, "4.16.12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(slices.Clone(full[2:]), "4.16.12")
+	if !slices.Equal(got, want) {
+		t.Fatalf("approved %v, want %v", got, want)
+	}
+	if !slices.Equal(tr.Spec.Approval.Approved, full) {
+		t.Fatal("the train's spec was changed")
+	}
+
+	// Below the bound, nothing is let go of.
+	tr.Spec.Approval.Approved = []string{"4.16.11"}
+	if got, _ := withApproval(tr, "4.16.12"); !slices.Equal(got, []string{"4.16.11", "4.16.12"}) {
+		t.Fatalf("approved %v, want 4.16.11 kept", got)
+	}
+
+	// Full of approvals the train still reads: refused, with what to do.
+	tr.Spec.Approval.Approved = full[2:]
+	for i := 100; len(tr.Spec.Approval.Approved) < maxApproved; i++ {
+		tr.Spec.Approval.Approved = append(tr.Spec.Approval.Approved, "4.17."+strconv.Itoa(i))
+	}
+	_, err = withApproval(tr, "4.16.12")
+	var r *RefusedError
+	if !errors.As(err, &r) || !strings.Contains(r.Reason, "lists 32 releases, the most it may") {
+		t.Fatalf("a list full of approvals still read: %v, want a refusal", err)
 	}
 }
