@@ -270,7 +270,7 @@ func (p *pass) observe() {
 			total, complete, failed, held, ended := sum(ro)
 			lr.Clusters, lr.Complete, lr.Failed = total-held, complete, failed
 			if lr.DecidedAt == nil {
-				p.judge(r, lr, spec.Qualification, ended)
+				p.judge(r, lr, spec, ended)
 			}
 		}
 	}
@@ -317,8 +317,11 @@ func sum(ro Rollout) (total, complete, failed, held int, ended bool) {
 }
 
 // judge decides a release in a ring: failed beyond the budget, qualified once minClusters ran
-// it for the soak, or failed when its rollout ended short of minClusters.
-func (p *pass) judge(r *ranv1alpha1.LedgerRelease, lr *ranv1alpha1.LedgerRing, q ranv1alpha1.RingQualification, ended bool) {
+// it for the soak (and, on a ring with analysis gates, once its rollout ended: every gate
+// passed then, since a failed one fails clusters or ends the rollout short), or failed when its
+// rollout ended short of minClusters.
+func (p *pass) judge(r *ranv1alpha1.LedgerRelease, lr *ranv1alpha1.LedgerRing, ring *ranv1alpha1.TrainRing, ended bool) {
+	q := ring.Qualification
 	need := lr.Clusters - lr.Failed
 	if q.MinClusters != nil {
 		need = int(*q.MinClusters)
@@ -341,7 +344,7 @@ func (p *pass) judge(r *ranv1alpha1.LedgerRelease, lr *ranv1alpha1.LedgerRing, q
 	if lr.SoakingSince == nil {
 		lr.SoakingSince, lr.State = ptrTime(p.now), ranv1alpha1.RingSoaking
 	}
-	if p.f.Now.Sub(lr.SoakingSince.Time) >= soakOf(q) {
+	if p.f.Now.Sub(lr.SoakingSince.Time) >= soakOf(q) && (ended || !gated(ring)) {
 		lr.State, lr.DecidedAt = ranv1alpha1.RingQualified, ptrTime(p.now)
 		p.event(false, EventReleaseQualified, "Release %s qualified in ring %s: %d clusters run it", r.Version, lr.Name, lr.Complete)
 	}
@@ -351,6 +354,11 @@ func (p *pass) fail(r *ranv1alpha1.LedgerRelease, lr *ranv1alpha1.LedgerRing, wh
 	lr.State, lr.DecidedAt = ranv1alpha1.RingFailed, ptrTime(p.now)
 	r.State, r.Message = ranv1alpha1.ReleaseStopped, "stopped: "+why
 	p.event(true, EventReleaseFailed, "Release %s stopped: %s", r.Version, why)
+}
+
+// gated says whether a ring's rollouts judge their batches by analysis gates.
+func gated(ring *ranv1alpha1.TrainRing) bool {
+	return ring.Rollout != nil && ring.Rollout.Analysis != nil && len(ring.Rollout.Analysis.Gates) > 0
 }
 
 func soakOf(q ranv1alpha1.RingQualification) time.Duration {

@@ -413,3 +413,19 @@ func TestLedgerKeepsTheCountsOfAReplacedRollout(t *testing.T) {
 		t.Fatalf("the replaced rollout's counts changed: %+v", lr)
 	}
 }
+
+func TestGatedRingQualifiesOnlyOnceItsRolloutEnded(t *testing.T) {
+	canary := ring("canary", 0, 0, 0)
+	canary.Rollout = &ranv1alpha1.MCURollout{Analysis: &ranv1alpha1.Analysis{Gates: []ranv1alpha1.AnalysisGate{{Name: "api-errors"}}}}
+	w := newWorld(t, canary, ring("rest", 0, 0, 0))
+	w.versions = []string{"4.16.10"}
+	w.pass()
+	// Every cluster completed, the last batch's analysis still runs: the rollout goes on.
+	w.report("canary", "4.16.10", 3, 3, 0, false)
+	w.pass()
+	w.wantRing("4.16.10", "canary", ranv1alpha1.RingSoaking)
+	w.check(!w.running("rest", "4.16.10"), "a release whose gates still run stays out of the next ring")
+	w.report("canary", "4.16.10", 3, 3, 0, true)
+	w.pass()
+	w.wantRing("4.16.10", "canary", ranv1alpha1.RingQualified)
+}
