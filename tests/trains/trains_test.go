@@ -2,6 +2,7 @@ package trains_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/mcu"
 	"github.com/cgu-operator/cgu-operator/pkg/train"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
+	"github.com/cgu-operator/cgu-operator/tests/prom"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world/graphserver"
 )
@@ -210,6 +212,46 @@ var _ = Describe("A release train on one hub", Ordered, func() {
 			HaveKeyWithValue(train.EventReleaseQualified, Equal(3)), HaveKeyWithValue(train.EventReleaseDelivered, Equal(1))))
 
 		By("deleting the train deletes its rollouts")
+		deleteTrain(ctx, t)
+	})
+
+	It("keeps a release in a ring with analysis gates until they judged it, and stops it there when one fails", func(ctx SpecContext) {
+		canary, err := global.JoinFleet(ctx, "tg-canary", 2)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = global.JoinFleet(ctx, "tg-rest", 1)
+		Expect(err).NotTo(HaveOccurred())
+		global.Sim.SetBehaviour(canary[1], sim.Behaviour{DegradeAfterUpgrade: 0.2})
+		metrics, err := global.Sim.ServeMetrics(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		prometheus, err := prom.StartPrometheus(ctx, prom.PrometheusOptions{Dir: GinkgoT().TempDir(), Targets: []string{metrics}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = prometheus.Stop() })
+		first := ring("canary", "tg-canary", 0)
+		first.UpgradeStrategy.MaxConcurrency = 2
+		first.Rollout = &ranv1alpha1.MCURollout{Analysis: &ranv1alpha1.Analysis{
+			Prometheus: ranv1alpha1.AnalysisSource{URL: prometheus.URL()}, OnFailure: ranv1alpha1.AnalysisContinue,
+			Gates: []ranv1alpha1.AnalysisGate{{Name: "api-errors", Query: fmt.Sprintf(`%s{cluster=~"{{clusters}}"}`, sim.MetricErrorRatio),
+				SuccessCondition: "< 0.05", Interval: "10s", Measurements: 1}},
+		}}
+		t := newTrain("gated", first, ring("rest", "tg-rest", 0))
+		Expect(global.Hub.Client.Create(ctx, t)).To(Succeed())
+
+		By("both canaries run the release before the gate measured them: it soaks, kept out of ring rest")
+		Eventually(ledger(ctx, t)).WithTimeout(settle).Should(Equal([]string{harness.To + " Rolling canary:Soaking"}))
+		for _, c := range canary {
+			Expect(versionOf(global, c)(Default)).To(Equal(harness.To), c)
+		}
+		Consistently(mcuNames(ctx, global.Hub)).WithTimeout(2*time.Second).ShouldNot(ContainElement("gated-rest-4.16.12"),
+			"the soak of 0 has passed, the gate has not judged")
+
+		By("the gate measures ten seconds on the operator's clock later: the degraded canary fails it, and the release stops in ring canary")
+		upgrade := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gated-canary-4.16.12"}}
+		Eventually(func(g Gomega) []string {
+			global.Advance(ctx, 10*time.Second, upgrade)
+			return ledger(ctx, t)(g)
+		}).WithTimeout(settle).WithPolling(2 * time.Second).Should(Equal([]string{harness.To + " Stopped canary:Failed"}))
+		Expect(storedTrain(ctx, t)(Default).Status.Ledger[0].Message).To(Equal("stopped: 1 cluster failed in ring canary, more than its budget of 0"))
+		Expect(mcuNames(ctx, global.Hub)(Default)).NotTo(ContainElement("gated-rest-4.16.12"))
 		deleteTrain(ctx, t)
 	})
 
