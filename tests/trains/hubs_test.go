@@ -137,6 +137,65 @@ var _ = Describe("A release train across regional hubs", Ordered, func() {
 	})
 })
 
+var _ = Describe("A release train whose operators restart", func() {
+	It("starts nothing twice when the global hub's operator and a regional hub's are killed mid-ring", func(ctx SpecContext) {
+		eastClusters, err := east.env.JoinFleet(ctx, "restarts", 1)
+		Expect(err).NotTo(HaveOccurred())
+		westClusters, err := west.env.JoinFleet(ctx, "restarts", 2)
+		Expect(err).NotTo(HaveOccurred())
+		west.env.Sim.SetBehaviour(westClusters[0], sim.Behaviour{Stall: true})
+		first, second := ring("east", "restarts", 0), ring("west", "restarts", 0)
+		first.Hubs, second.Hubs = []string{east.name}, []string{west.name}
+		t := newTrain("restarts", first, second)
+		t.Spec.Releases.Versions = []string{harness.To}
+		Expect(global.Hub.Client.Create(ctx, t)).To(Succeed())
+		rollout := func(ring string) string { return train.RolloutName(t.Name, ring, harness.To) }
+
+		By("ring east qualifies; ring west holds at its first batch, whose cluster stalls")
+		Eventually(ledger(ctx, t)).WithTimeout(settle).Should(Equal([]string{harness.To + " Rolling east:Qualified,west:Rolling"}))
+		Eventually(batchStarts(ctx, west.env.Hub, rollout("west"))).WithTimeout(settle).Should(HaveLen(1))
+		uids := map[string]types.UID{
+			"east": mcuOn(ctx, east.env.Hub, rollout("east"))(Default).UID,
+			"west": mcuOn(ctx, west.env.Hub, rollout("west"))(Default).UID,
+		}
+		works := map[string]*workv1.ManifestWork{}
+		for ring, hub := range map[string]string{"east": east.name, "west": west.name} {
+			works[ring] = &workv1.ManifestWork{}
+			Expect(global.Hub.Client.Get(ctx, types.NamespacedName{Namespace: hub, Name: rollout(ring)}, works[ring])).To(Succeed())
+		}
+		before := batchStarts(ctx, west.env.Hub, rollout("west"))(Default)
+
+		By("the global hub's operator and hub-west's are killed and start again")
+		_, err = global.RestartOperator(true)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = west.env.RestartOperator(true)
+		Expect(err).NotTo(HaveOccurred())
+		Consistently(ledger(ctx, t)).WithTimeout(2*time.Second).Should(Equal([]string{harness.To + " Rolling east:Qualified,west:Rolling"}),
+			"the restarted train takes the ledger as it stood")
+
+		By("the stalled cluster goes on: the release is delivered, each rollout made once and each batch started once")
+		west.env.Sim.SetBehaviour(westClusters[0], sim.Behaviour{})
+		Eventually(ledger(ctx, t)).WithTimeout(settle).Should(Equal([]string{harness.To + " Delivered east:Qualified,west:Qualified"}))
+		Expect(mcuOn(ctx, east.env.Hub, rollout("east"))(Default).UID).To(Equal(uids["east"]))
+		Expect(mcuOn(ctx, west.env.Hub, rollout("west"))(Default).UID).To(Equal(uids["west"]))
+		for ring, work := range works {
+			again := &workv1.ManifestWork{}
+			Expect(global.Hub.Client.Get(ctx, client.ObjectKeyFromObject(work), again)).To(Succeed())
+			Expect(again.UID).To(Equal(work.UID), "ring %s's work made once", ring)
+			Expect(again.Generation).To(Equal(work.Generation), "ring %s's work never rewritten", ring)
+		}
+		after := batchStarts(ctx, west.env.Hub, rollout("west"))(Default)
+		Expect(after).To(HaveLen(2))
+		Expect(after).To(HaveKeyWithValue(1, before[1]), "batch 1 started once")
+		for env, clusters := range map[*harness.Env][]string{east.env: eastClusters, west.env: westClusters} {
+			for _, c := range clusters {
+				Expect(updatesTo(env, c, harness.To)).To(Equal(1), "%s updated once", c)
+			}
+		}
+		deleteTrain(ctx, t)
+	})
+})
+
 var _ = Describe("A release train that cannot roll out", func() {
 	It("says what blocks each ring: no cluster selected on this hub, no namespace on a regional hub", func(ctx SpecContext) {
 		nobody := ring("nobody", "no-such-fleet", 0)
