@@ -10,10 +10,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/cgu-operator/cgu-operator/tests/harness/suite"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/testenv"
 )
@@ -50,9 +48,7 @@ var behaviour = sim.Behaviour{Duration: 0}
 var scaleMode, realMode *mode
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	log := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
-	ctrl.SetLogger(log)
-	klog.SetLogger(log.WithName("klog"))
+	log := suite.Logging()
 
 	// The two modes start side by side; a real spoke takes about five seconds.
 	var wg sync.WaitGroup

@@ -8,16 +8,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
+	"github.com/cgu-operator/cgu-operator/tests/harness/suite"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 )
 
@@ -37,9 +35,7 @@ const (
 var fleet *harness.Env
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	log := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
-	ctrl.SetLogger(log)
-	klog.SetLogger(log.WithName("klog"))
+	log := suite.Logging()
 	var err error
 	fleet, err = harness.StartWith(ctx, log, func(o *operator.Options) { o.MaxClustersInProgress = capacity })
 	Expect(err).NotTo(HaveOccurred())

@@ -12,14 +12,12 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
+	"github.com/cgu-operator/cgu-operator/tests/harness/suite"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 	"github.com/cgu-operator/cgu-operator/tests/world/hubagent"
 )
@@ -55,9 +53,7 @@ var (
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	log := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
-	ctrl.SetLogger(log)
-	klog.SetLogger(log.WithName("klog"))
+	log := suite.Logging()
 	several := func(o *operator.Options) { o.SkipNameValidation = true }
 	var err error
 	global, err = harness.StartWith(ctx, log, several)

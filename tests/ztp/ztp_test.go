@@ -14,18 +14,16 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/operator"
 	"github.com/cgu-operator/cgu-operator/pkg/ztp"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
+	"github.com/cgu-operator/cgu-operator/tests/harness/suite"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/sim/configpolicy"
 	"github.com/cgu-operator/cgu-operator/tests/world"
@@ -53,9 +51,7 @@ const (
 var fleet *harness.Env
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	log := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
-	ctrl.SetLogger(log)
-	klog.SetLogger(log.WithName("klog"))
+	log := suite.Logging()
 	var err error
 	fleet, err = harness.StartWith(ctx, log, func(o *operator.Options) {
 		o.ZTP, o.ZTPSettle, o.Clock = true, ztpSettle, clock.RealClock{}

@@ -5,6 +5,7 @@ package suite
 import (
 	"context"
 
+	"github.com/go-logr/logr"
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	"k8s.io/klog/v2"
@@ -16,20 +17,28 @@ import (
 )
 
 // Start starts the hub, the simulator and the operator (harness.Start), and stops the hub
-// when the suite ends. Call it from BeforeSuite. Controller-runtime's log and klog's (the
-// Open Cluster Management controllers') go to GinkgoWriter, which shows a spec's log only
-// when it fails.
+// when the suite ends, with the logging of Logging. Call it from BeforeSuite.
 func Start(ctx context.Context) *harness.Env {
 	return StartWith(ctx, nil)
 }
 
 // StartWith is Start with the operator's options changed by configure.
 func StartWith(ctx context.Context, configure func(*operator.Options)) *harness.Env {
-	log := zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true))
-	ctrl.SetLogger(log)
-	klog.SetLogger(log.WithName("klog"))
+	log := Logging()
 	env, err := harness.StartWith(ctx, log, configure)
 	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
 	ginkgo.DeferCleanup(func() { gomega.Expect(env.Hub.Stop()).To(gomega.Succeed()) })
 	return env
+}
+
+// Logging sends controller-runtime's log and klog's (the Open Cluster Management
+// controllers') to GinkgoWriter, which shows a spec's log only when it fails, and returns the
+// controller-runtime logger. That one is in zap's development mode; klog's is not, since
+// development mode panics on a malformed key-value list, which some Open Cluster Management
+// code logs.
+func Logging() logr.Logger {
+	log := zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true))
+	ctrl.SetLogger(log)
+	klog.SetLogger(zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.ConsoleEncoder()).WithName("klog"))
+	return log
 }

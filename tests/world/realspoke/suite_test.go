@@ -10,12 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/cgu-operator/cgu-operator/tests/harness/suite"
 	"github.com/cgu-operator/cgu-operator/tests/testenv"
 	"github.com/cgu-operator/cgu-operator/tests/world/realspoke"
 )
@@ -36,9 +34,7 @@ var (
 )
 
 var _ = BeforeSuite(func() {
-	logger := zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger.WithName("klog"))
+	suite.Logging()
 
 	dir, err := testenv.ModuleDir("open-cluster-management.io/governance-policy-propagator")
 	Expect(err).NotTo(HaveOccurred())
