@@ -414,7 +414,9 @@ func openLog() (logr.Logger, string, error) {
 	}
 	log := zap.New(zap.WriteTo(logFile), zap.UseDevMode(true))
 	ctrl.SetLogger(log)
-	klog.SetLogger(log.WithName("klog")) // the placement controller and the work agent log through klog
+	// The placement controller and the work agent log through klog, outside zap's development
+	// mode: it panics on a malformed key-value list, which some of their code logs.
+	klog.SetLogger(zap.New(zap.WriteTo(logFile), zap.ConsoleEncoder()).WithName("klog"))
 	return log, logFile.Name(), nil
 }
 
