@@ -120,7 +120,7 @@ func TestCVOAcceptsOnlyOfferedVersions(t *testing.T) {
 
 func TestCVOAcceptsAReleasePublishedAfterItsLastFetch(t *testing.T) {
 	published := false
-	offer := func(_ string, cv *configv1.ClusterVersion, _ time.Time) (Updates, error) {
+	offer := func(string, *configv1.ClusterVersion, time.Time) (Updates, error) {
 		u := Updates{Available: []configv1.Release{{Version: "4.16.11", Image: "img-11"}}}
 		if published {
 			u.Available = append(u.Available, configv1.Release{Version: "4.16.12", Image: "img-12"})
