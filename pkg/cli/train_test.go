@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -20,20 +19,6 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/cli"
 	"github.com/cgu-operator/cgu-operator/tests/harness"
 )
-
-// trainRing is a ring of the simulated clusters labelled fleet=label, one at a time, with a
-// soak.
-func trainRing(name, label string, soak time.Duration) ranv1alpha1.TrainRing {
-	r := ranv1alpha1.TrainRing{
-		Name:            name,
-		ClusterSelector: &ranv1alpha1.MCUClusterSelector{MatchLabels: map[string]string{"fleet": label}},
-		UpgradeStrategy: ranv1alpha1.MCUUpgradeStrategy{MaxConcurrency: 1},
-	}
-	if soak > 0 {
-		r.Qualification.Soak = &metav1.Duration{Duration: soak}
-	}
-	return r
-}
 
 // createTrain creates a train on the harness's channel, read every minute, in namespace (made
 // and bound to the cluster set); it deletes the train and waits until its rollouts are gone
@@ -74,19 +59,9 @@ func storedTrain(ctx context.Context, t *ranv1alpha1.ReleaseTrain) func(Gomega) 
 	}
 }
 
-// trainLedger reads a train's ledger as "version state ring:state,ring:state".
+// trainLedger reads a train's ledger as harness.Ledger writes it.
 func trainLedger(ctx context.Context, t *ranv1alpha1.ReleaseTrain) func(Gomega) []string {
-	return func(g Gomega) []string {
-		var out []string
-		for _, r := range storedTrain(ctx, t)(g).Status.Ledger {
-			var rings []string
-			for _, lr := range r.Rings {
-				rings = append(rings, lr.Name+":"+string(lr.State))
-			}
-			out = append(out, strings.TrimSpace(r.Version+" "+string(r.State)+" "+strings.Join(rings, ",")))
-		}
-		return out
-	}
+	return func(g Gomega) []string { return harness.Ledger(storedTrain(ctx, t)(g)) }
 }
 
 var trainPokes int
@@ -121,7 +96,7 @@ var _ = Describe("kubectl cgu train", func() {
 		joinFleet(ctx, "cli-train-canary", 1)
 		joinFleet(ctx, "cli-train-fleet", 2)
 		t := createTrain(ctx, ns, "two-rings", nil,
-			trainRing("canary", "cli-train-canary", time.Hour), trainRing("fleet", "cli-train-fleet", 0))
+			harness.TrainRing("canary", "cli-train-canary", time.Hour), harness.TrainRing("fleet", "cli-train-fleet", 0))
 
 		By("the channel's newest release soaks in ring canary")
 		Eventually(trainLedger(ctx, t)).WithTimeout(2 * settle).Should(Equal([]string{harness.To + " Rolling canary:Soaking"}))
@@ -158,7 +133,7 @@ var _ = Describe("kubectl cgu train", func() {
 		By("a train that requires approval: the channel's newest release waits")
 		const ns = "cgu-cli-train-approve"
 		clusters := joinFleet(ctx, "cli-train-approve", 1)
-		t := createTrain(ctx, ns, "needs-approval", &ranv1alpha1.TrainApproval{Required: true}, trainRing("all", "cli-train-approve", 0))
+		t := createTrain(ctx, ns, "needs-approval", &ranv1alpha1.TrainApproval{Required: true}, harness.TrainRing("all", "cli-train-approve", 0))
 		Eventually(trainLedger(ctx, t)).WithTimeout(settle).Should(Equal([]string{harness.To + " AwaitingApproval"}))
 		readNow(ctx, t)
 		matchGolden("train-awaiting-approval", succeeds(ctx, "train", t.Name, "-n", ns))

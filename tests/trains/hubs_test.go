@@ -60,7 +60,7 @@ func updatesTo(env *harness.Env, name, version string) int {
 }
 
 func hubRing(name, hub string) ranv1alpha1.TrainRing {
-	r := ring(name, "region", 0)
+	r := harness.TrainRing(name, "region", 0)
 	r.Hubs = []string{hub}
 	return r
 }
@@ -144,7 +144,7 @@ var _ = Describe("A release train whose operators restart", func() {
 		westClusters, err := west.env.JoinFleet(ctx, "restarts", 2)
 		Expect(err).NotTo(HaveOccurred())
 		west.env.Sim.SetBehaviour(westClusters[0], sim.Behaviour{Stall: true})
-		first, second := ring("east", "restarts", 0), ring("west", "restarts", 0)
+		first, second := harness.TrainRing("east", "restarts", 0), harness.TrainRing("west", "restarts", 0)
 		first.Hubs, second.Hubs = []string{east.name}, []string{west.name}
 		t := newTrain("restarts", first, second)
 		t.Spec.Releases.Versions = []string{harness.To}
@@ -198,7 +198,7 @@ var _ = Describe("A release train whose operators restart", func() {
 
 var _ = Describe("A release train that cannot roll out", func() {
 	It("says what blocks each ring: no cluster selected on this hub, no namespace on a regional hub", func(ctx SpecContext) {
-		nobody := ring("nobody", "no-such-fleet", 0)
+		nobody := harness.TrainRing("nobody", "no-such-fleet", 0)
 		t := newTrain("blocked", nobody)
 		t.Spec.Releases.Versions = []string{harness.To}
 		Expect(global.Hub.Client.Create(ctx, t)).To(Succeed())

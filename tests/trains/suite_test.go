@@ -92,21 +92,7 @@ func storedTrain(ctx context.Context, t *ranv1alpha1.ReleaseTrain) func(Gomega) 
 
 // ledger reads a train's ledger as "version state ring:state,ring:state".
 func ledger(ctx context.Context, t *ranv1alpha1.ReleaseTrain) func(Gomega) []string {
-	return func(g Gomega) []string {
-		var out []string
-		for _, r := range storedTrain(ctx, t)(g).Status.Ledger {
-			line := r.Version + " " + string(r.State)
-			for i, lr := range r.Rings {
-				sep := ","
-				if i == 0 {
-					sep = " "
-				}
-				line += sep + lr.Name + ":" + string(lr.State)
-			}
-			out = append(out, line)
-		}
-		return out
-	}
+	return func(g Gomega) []string { return harness.Ledger(storedTrain(ctx, t)(g)) }
 }
 
 // mcuNames lists the ManagedClustersUpgrades of a namespace on a hub.

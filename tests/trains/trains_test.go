@@ -46,18 +46,6 @@ func publish(releases ...string) {
 	}
 }
 
-func ring(name, label string, soak time.Duration) ranv1alpha1.TrainRing {
-	r := ranv1alpha1.TrainRing{
-		Name:            name,
-		ClusterSelector: &ranv1alpha1.MCUClusterSelector{MatchLabels: map[string]string{"fleet": label}},
-		UpgradeStrategy: ranv1alpha1.MCUUpgradeStrategy{MaxConcurrency: 1},
-	}
-	if soak > 0 {
-		r.Qualification.Soak = &metav1.Duration{Duration: soak}
-	}
-	return r
-}
-
 func newTrain(name string, rings ...ranv1alpha1.TrainRing) *ranv1alpha1.ReleaseTrain {
 	return &ranv1alpha1.ReleaseTrain{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -173,7 +161,7 @@ var _ = Describe("A release train on one hub", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		late, err := global.JoinFleet(ctx, "tr-late", 3)
 		Expect(err).NotTo(HaveOccurred())
-		t := newTrain("three", ring("canary", "tr-canary", time.Hour), ring("early", "tr-early", 30*time.Minute), ring("late", "tr-late", 0))
+		t := newTrain("three", harness.TrainRing("canary", "tr-canary", time.Hour), harness.TrainRing("early", "tr-early", 30*time.Minute), harness.TrainRing("late", "tr-late", 0))
 		Expect(global.Hub.Client.Create(ctx, t)).To(Succeed())
 
 		By("the newest release of the channel enters the canary ring, and soaks there once its cluster runs it")
@@ -226,14 +214,14 @@ var _ = Describe("A release train on one hub", Ordered, func() {
 		prometheus, err := prom.StartPrometheus(ctx, prom.PrometheusOptions{Dir: GinkgoT().TempDir(), Targets: []string{metrics}})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { _ = prometheus.Stop() })
-		first := ring("canary", "tg-canary", 0)
+		first := harness.TrainRing("canary", "tg-canary", 0)
 		first.UpgradeStrategy.MaxConcurrency = 2
 		first.Rollout = &ranv1alpha1.MCURollout{Analysis: &ranv1alpha1.Analysis{
 			Prometheus: ranv1alpha1.AnalysisSource{URL: prometheus.URL()}, OnFailure: ranv1alpha1.AnalysisContinue,
 			Gates: []ranv1alpha1.AnalysisGate{{Name: "api-errors", Query: fmt.Sprintf(`%s{cluster=~"{{clusters}}"}`, sim.MetricErrorRatio),
 				SuccessCondition: "< 0.05", Interval: "10s", Measurements: 1}},
 		}}
-		t := newTrain("gated", first, ring("rest", "tg-rest", 0))
+		t := newTrain("gated", first, harness.TrainRing("rest", "tg-rest", 0))
 		Expect(global.Hub.Client.Create(ctx, t)).To(Succeed())
 
 		By("both canaries run the release before the gate measured them: it soaks, kept out of ring rest")
@@ -264,9 +252,9 @@ var _ = Describe("A release train on one hub", Ordered, func() {
 			global.Sim.SetBehaviour(c, sim.Behaviour{Stall: true})
 		}
 		// One cluster a batch, a minute each: two batches.
-		first := ring("canary", "tf-canary", 0)
+		first := harness.TrainRing("canary", "tf-canary", 0)
 		first.UpgradeStrategy.ClusterUpgradeTimeout = &metav1.Duration{Duration: time.Minute}
-		t := newTrain("stop", first, ring("rest", "tf-rest", 0))
+		t := newTrain("stop", first, harness.TrainRing("rest", "tf-rest", 0))
 		Expect(global.Hub.Client.Create(ctx, t)).To(Succeed())
 
 		By("the first canary's upgrade times out: the release stops in the canary ring")
@@ -307,7 +295,7 @@ var _ = Describe("A release train on one hub", Ordered, func() {
 	It("holds a new release for an approval", func(ctx SpecContext) {
 		clusters, err := global.JoinFleet(ctx, "tap", 2)
 		Expect(err).NotTo(HaveOccurred())
-		t := newTrain("approve", ring("all", "tap", 0))
+		t := newTrain("approve", harness.TrainRing("all", "tap", 0))
 		t.Spec.Approval = &ranv1alpha1.TrainApproval{Required: true}
 		Expect(global.Hub.Client.Create(ctx, t)).To(Succeed())
 		Eventually(ledger(ctx, t)).WithTimeout(settle).Should(Equal([]string{next + " AwaitingApproval"}))
