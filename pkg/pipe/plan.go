@@ -1,0 +1,140 @@
+package pipe
+
+import (
+	"math"
+	"time"
+)
+
+// Plan schedules pulls under b: each starts, in Order, as soon as it can hold MinShare of its
+// ceiling; see the package's model.
+func Plan(pulls []Pull, b Budget) Schedule {
+	s := &simulation{b: b, reservedOn: map[string]float64{}, out: Schedule{PeakLinks: map[string]float64{}}}
+	for _, p := range Order(pulls) {
+		if c := s.ceiling(p); math.IsInf(c, 1) {
+			s.out.Unbounded = append(s.out.Unbounded, p.Cluster)
+			s.out.Slots = append(s.out.Slots, Slot{Cluster: p.Cluster})
+			continue
+		}
+		s.waiting = append(s.waiting, p)
+	}
+	s.admit()
+	for len(s.running) > 0 {
+		s.advance()
+		s.topUp()
+		s.admit()
+	}
+	return s.out
+}
+
+// simulation is Plan's state: the time in seconds, the pulls waiting in order, those running
+// in the order they started, and the rates reserved.
+type simulation struct {
+	b          Budget
+	now        float64
+	waiting    []Pull
+	running    []*running
+	reserved   float64
+	reservedOn map[string]float64
+	out        Schedule
+}
+
+type running struct {
+	Pull
+	slot          int
+	ceiling, rate float64
+	remaining     float64
+}
+
+// ceiling is the most a pull can ever hold: its own ceiling, its link's and the registry's
+// capacity.
+func (s *simulation) ceiling(p Pull) float64 {
+	c := math.Inf(1)
+	if p.Rate > 0 {
+		c = p.Rate
+	}
+	if l, ok := s.b.Links[p.Link]; ok && p.Link != "" && l > 0 {
+		c = math.Min(c, l)
+	}
+	if s.b.Registry > 0 {
+		c = math.Min(c, s.b.Registry)
+	}
+	return c
+}
+
+// room is what a pull could reserve now, at most its ceiling.
+func (s *simulation) room(p Pull, ceiling float64) float64 {
+	r := ceiling
+	if s.b.Registry > 0 {
+		r = math.Min(r, s.b.Registry-s.reserved)
+	}
+	if l, ok := s.b.Links[p.Link]; ok && p.Link != "" && l > 0 {
+		r = math.Min(r, l-s.reservedOn[p.Link])
+	}
+	return math.Max(r, 0)
+}
+
+func (s *simulation) reserve(p Pull, rate float64) {
+	s.reserved += rate
+	if p.Link != "" {
+		s.reservedOn[p.Link] += rate
+	}
+}
+
+// admit starts, in order, every waiting pull that can hold MinShare of its ceiling.
+func (s *simulation) admit() {
+	kept := s.waiting[:0]
+	for _, p := range s.waiting {
+		c := s.ceiling(p)
+		r := s.room(p, c)
+		if r < MinShare*c {
+			kept = append(kept, p)
+			continue
+		}
+		s.reserve(p, r)
+		s.running = append(s.running, &running{Pull: p, slot: len(s.out.Slots), ceiling: c, rate: r, remaining: float64(p.Bytes)})
+		s.out.Slots = append(s.out.Slots, Slot{Cluster: p.Cluster, Start: seconds(s.now)})
+	}
+	s.waiting = kept
+	s.out.PeakRegistry = math.Max(s.out.PeakRegistry, s.reserved)
+	for link, r := range s.reservedOn {
+		s.out.PeakLinks[link] = math.Max(s.out.PeakLinks[link], r)
+	}
+}
+
+// advance moves the time on to the next end of a pull, and ends the pulls done then.
+func (s *simulation) advance() {
+	dt := math.Inf(1)
+	for _, r := range s.running {
+		dt = math.Min(dt, r.remaining/r.rate)
+	}
+	s.now += dt
+	kept := s.running[:0]
+	for _, r := range s.running {
+		r.remaining -= r.rate * dt
+		if r.remaining > 1e-6*float64(r.Bytes) && r.remaining > 1e-3 {
+			kept = append(kept, r)
+			continue
+		}
+		s.reserve(r.Pull, -r.rate)
+		end := seconds(s.now)
+		s.out.Slots[r.slot].End = end
+		s.out.Makespan = max(s.out.Makespan, end)
+	}
+	s.running = kept
+}
+
+// topUp gives the capacity freed to the running pulls below their ceiling, in the order they
+// started.
+func (s *simulation) topUp() {
+	for _, r := range s.running {
+		if more := s.room(r.Pull, r.ceiling-r.rate); more > 0 {
+			s.reserve(r.Pull, more)
+			r.rate += more
+		}
+	}
+}
+
+// Late is how much later the schedule ends than the time it has, zero when it ends in time.
+func (sch Schedule) Late(has time.Duration) time.Duration {
+	return max(sch.Makespan-has, 0)
+}
