@@ -188,10 +188,9 @@ func keepsEveryBound(pulls []Pull, b Budget, s Schedule) error {
 	return nil
 }
 
-// A fleet of 3,500 sites on lines from 50 Mbit/s to 1 Gbit/s, each pulling a 14 GiB payload
-// through a 10 Gbit/s mirror, 70 racks of 50 sites behind 2 Gbit/s uplinks: the plan ends
-// within 1.1x of the floor.
-func TestAFleetOfSitesEndsNearTheFloor(t *testing.T) {
+// racks is a fleet of 3,500 sites on lines from 50 Mbit/s to 1 Gbit/s, each pulling a 14 GiB
+// payload through a 10 Gbit/s mirror, 70 racks of 50 sites behind 2 Gbit/s uplinks.
+func racks() ([]Pull, Budget) {
 	const mbit = 1e6 / 8
 	rng := rand.New(rand.NewPCG(3500, 36))
 	lines := []float64{50 * mbit, 100 * mbit, 200 * mbit, 500 * mbit, 1000 * mbit}
@@ -202,11 +201,23 @@ func TestAFleetOfSitesEndsNearTheFloor(t *testing.T) {
 		links[rack] = 2000 * mbit
 		pulls = append(pulls, Pull{Cluster: fmt.Sprintf("sno-%04d", i), Bytes: 14 * gb, Rate: lines[rng.IntN(len(lines))], Link: rack})
 	}
-	b := Budget{Registry: 10000 * mbit, Links: links}
+	return pulls, Budget{Registry: 10000 * mbit, Links: links}
+}
+
+// The fleet of racks ends within 1.1x of the floor.
+func TestAFleetOfSitesEndsNearTheFloor(t *testing.T) {
+	pulls, b := racks()
 	s := Plan(pulls, b)
 	floor := Floor(pulls, b)
 	if ratio := float64(s.Makespan) / float64(floor); ratio > 1.1 {
 		t.Fatalf("makespan %s against a floor of %s: %.3fx, want at most 1.1x", s.Makespan, floor, ratio)
 	}
 	t.Logf("makespan %s, floor %s (%.3fx)", s.Makespan.Round(time.Second), floor.Round(time.Second), float64(s.Makespan)/float64(floor))
+}
+
+func BenchmarkPlanRacks(b *testing.B) {
+	pulls, budget := racks()
+	for b.Loop() {
+		Plan(pulls, budget)
+	}
 }
