@@ -30,6 +30,10 @@ type Summary struct {
 	Pulled  int `json:"pulled"`
 	// Excluded were dropped by the exclude patterns.
 	Excluded int `json:"excluded"`
+	// ToPull is the size of what this run pulls: the manifests, configs and layers of the
+	// images not on the node, known once the Pulling phase begins, before any image is pulled.
+	// A plan of the fleet's pre-caching against bandwidth reads it.
+	ToPull int64 `json:"toPull,omitempty"`
 	// Bytes is the size of what this run pulled.
 	Bytes int64 `json:"bytes"`
 	// Failed names the images that could not be pulled, at most MaxListed.

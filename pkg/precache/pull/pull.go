@@ -165,6 +165,7 @@ func Pull(ctx context.Context, plan Plan, store Store, opts Options, report func
 	p.pace = pace{every: p.opts.ReportEvery, interval: p.opts.ReportInterval, clock: p.opts.Clock}
 	p.summary = precache.Summary{Run: opts.Run, Phase: precache.PhasePulling, Images: len(plan.Images), Excluded: plan.Excluded}
 	missing, estimate := p.inspectAll(ctx, plan.Images)
+	p.summary.ToPull = estimate
 	if len(missing) > 0 {
 		if err := CheckSpace(store, plan.SpaceRequired, estimate, p.opts.GCThresholdPercent); err != nil {
 			return Failure(p.snapshot(), err)

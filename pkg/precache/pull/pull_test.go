@@ -98,7 +98,7 @@ func TestPullIntoOCILayout(t *testing.T) {
 	var reports []precache.Summary
 	got := pull.Pull(context.Background(), plan, store, options(&instantClock{}), func(s precache.Summary) { reports = append(reports, s) })
 
-	want := precache.Summary{Run: "run-1", Phase: precache.PhaseSucceeded, Images: len(f.Want()), Pulled: len(f.Want()), Bytes: got.Bytes}
+	want := precache.Summary{Run: "run-1", Phase: precache.PhaseSucceeded, Images: len(f.Want()), Pulled: len(f.Want()), ToPull: got.Bytes, Bytes: got.Bytes}
 	if diff := cmp.Diff(want, got); diff != "" || got.Bytes <= 0 {
 		t.Errorf("summary mismatch (-want +got):\n%s\nbytes: %d", diff, got.Bytes)
 	}
@@ -112,8 +112,9 @@ func TestPullIntoOCILayout(t *testing.T) {
 	for _, ref := range refs {
 		assertSameImage(t, store, ref)
 	}
-	if len(reports) == 0 || reports[0].Phase != precache.PhasePulling || reports[0].Images != len(f.Want()) {
-		t.Errorf("first report = %+v, want Pulling with %d images", reports, len(f.Want()))
+	if len(reports) == 0 || reports[0].Phase != precache.PhasePulling || reports[0].Images != len(f.Want()) ||
+		reports[0].ToPull != got.Bytes || reports[0].Pulled != 0 {
+		t.Errorf("first report = %+v, want Pulling with %d images and the %d bytes to pull, before any is pulled", reports, len(f.Want()), got.Bytes)
 	}
 
 	// A second run finds everything, in a layout opened again, and asks the registry nothing.
