@@ -125,7 +125,7 @@ func (h *Hub) Stop() error {
 			h.cancel()
 		}
 		h.wg.Wait()
-		h.err = h.env.Stop()
+		h.err = testenv.Stop(h.env)
 	})
 	return h.err
 }

@@ -266,7 +266,7 @@ func (s *Spoke) Stop() error {
 		s.errMu.Lock()
 		errs := append([]error(nil), s.runErrs...)
 		s.errMu.Unlock()
-		if err := s.env.Stop(); err != nil {
+		if err := testenv.Stop(s.env); err != nil {
 			errs = append(errs, fmt.Errorf("stopping the apiserver of spoke %s: %w", s.opts.ClusterName, err))
 		}
 		if err := s.removeTempDirs(); err != nil {
