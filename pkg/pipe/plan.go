@@ -10,7 +10,7 @@ import (
 func Plan(pulls []Pull, b Budget) Schedule {
 	s := &simulation{b: b, reservedOn: map[string]float64{}, out: Schedule{PeakLinks: map[string]float64{}}}
 	for _, p := range Order(pulls) {
-		if c := s.ceiling(p); math.IsInf(c, 1) {
+		if c := ceiling(p, s.b); math.IsInf(c, 1) {
 			s.out.Unbounded = append(s.out.Unbounded, p.Cluster)
 			s.out.Slots = append(s.out.Slots, Slot{Cluster: p.Cluster})
 			continue
@@ -47,16 +47,16 @@ type running struct {
 
 // ceiling is the most a pull can ever hold: its own ceiling, its link's and the registry's
 // capacity.
-func (s *simulation) ceiling(p Pull) float64 {
+func ceiling(p Pull, b Budget) float64 {
 	c := math.Inf(1)
 	if p.Rate > 0 {
 		c = p.Rate
 	}
-	if l, ok := s.b.Links[p.Link]; ok && p.Link != "" && l > 0 {
+	if l, ok := b.Links[p.Link]; ok && p.Link != "" && l > 0 {
 		c = math.Min(c, l)
 	}
-	if s.b.Registry > 0 {
-		c = math.Min(c, s.b.Registry)
+	if b.Registry > 0 {
+		c = math.Min(c, b.Registry)
 	}
 	return c
 }
@@ -84,7 +84,7 @@ func (s *simulation) reserve(p Pull, rate float64) {
 func (s *simulation) admit() {
 	kept := s.waiting[:0]
 	for _, p := range s.waiting {
-		c := s.ceiling(p)
+		c := ceiling(p, s.b)
 		r := s.room(p, c)
 		if r < MinShare*c {
 			kept = append(kept, p)
@@ -101,26 +101,44 @@ func (s *simulation) admit() {
 	}
 }
 
-// advance moves the time on to the next end of a pull, and ends the pulls done then.
+// advance moves the time on to the next end of a pull, ends the pulls done then and gives
+// back what they reserved.
 func (s *simulation) advance() {
-	dt := math.Inf(1)
-	for _, r := range s.running {
-		dt = math.Min(dt, r.remaining/r.rate)
+	var ended []*running
+	s.running, ended = step(s.running, &s.now, &s.out)
+	for _, r := range ended {
+		s.reserve(r.Pull, -r.rate)
 	}
-	s.now += dt
-	kept := s.running[:0]
-	for _, r := range s.running {
+}
+
+// step moves the time on to the next end of a running pull at the rates they hold, records
+// the end of each pull done then in out, and returns the pulls still running and those that
+// ended. With no pull moving, nothing would ever end: every pull ends at once, at the end of
+// time.
+func step(run []*running, now *float64, out *Schedule) (kept, ended []*running) {
+	dt := math.Inf(1)
+	for _, r := range run {
+		if r.rate > 0 {
+			dt = math.Min(dt, r.remaining/r.rate)
+		}
+	}
+	if math.IsInf(dt, 1) {
+		out.Makespan = time.Duration(math.MaxInt64)
+		return nil, run
+	}
+	*now += dt
+	for _, r := range run {
 		r.remaining -= r.rate * dt
 		if r.remaining > 1e-6*float64(r.Bytes) && r.remaining > 1e-3 {
 			kept = append(kept, r)
 			continue
 		}
-		s.reserve(r.Pull, -r.rate)
-		end := seconds(s.now)
-		s.out.Slots[r.slot].End = end
-		s.out.Makespan = max(s.out.Makespan, end)
+		ended = append(ended, r)
+		end := seconds(*now)
+		out.Slots[r.slot].End = end
+		out.Makespan = max(out.Makespan, end)
 	}
-	s.running = kept
+	return kept, ended
 }
 
 // topUp gives the capacity freed to the running pulls below their ceiling, in the order they

@@ -3,7 +3,6 @@ package pipe
 import (
 	"math"
 	"slices"
-	"time"
 )
 
 // Shared is how pulls go when nothing plans them against bandwidth: they start in the order
@@ -15,7 +14,7 @@ import (
 func Shared(pulls []Pull, b Budget, concurrency int) Schedule {
 	s := &sharing{b: b, out: Schedule{PeakLinks: map[string]float64{}}}
 	for _, p := range pulls {
-		if c := (&simulation{b: b}).ceiling(p); math.IsInf(c, 1) {
+		if c := ceiling(p, b); math.IsInf(c, 1) {
 			s.out.Unbounded = append(s.out.Unbounded, p.Cluster)
 			s.out.Slots = append(s.out.Slots, Slot{Cluster: p.Cluster})
 			continue
@@ -43,7 +42,7 @@ func (s *sharing) start(concurrency int) {
 	for len(s.waiting) > 0 && (concurrency <= 0 || len(s.running) < concurrency) {
 		p := s.waiting[0]
 		s.waiting = s.waiting[1:]
-		c := (&simulation{b: s.b}).ceiling(p)
+		c := ceiling(p, s.b)
 		s.running = append(s.running, &running{Pull: p, slot: len(s.out.Slots), ceiling: c, remaining: float64(p.Bytes)})
 		s.out.Slots = append(s.out.Slots, Slot{Cluster: p.Cluster, Start: seconds(s.now)})
 	}
@@ -126,28 +125,5 @@ func (s *sharing) unsaturated(active []*running, inc float64) []*running {
 
 // advance moves the time on to the next end of a pull, and ends the pulls done then.
 func (s *sharing) advance() {
-	dt := math.Inf(1)
-	for _, r := range s.running {
-		if r.rate > 0 {
-			dt = math.Min(dt, r.remaining/r.rate)
-		}
-	}
-	if math.IsInf(dt, 1) {
-		s.out.Makespan = time.Duration(math.MaxInt64)
-		s.running = nil
-		return
-	}
-	s.now += dt
-	kept := s.running[:0]
-	for _, r := range s.running {
-		r.remaining -= r.rate * dt
-		if r.remaining > 1e-6*float64(r.Bytes) && r.remaining > 1e-3 {
-			kept = append(kept, r)
-			continue
-		}
-		end := seconds(s.now)
-		s.out.Slots[r.slot].End = end
-		s.out.Makespan = max(s.out.Makespan, end)
-	}
-	s.running = kept
+	s.running, _ = step(s.running, &s.now, &s.out)
 }
