@@ -126,7 +126,19 @@ func (g gatherer) records(ctx context.Context, s *scope) error {
 	for _, b := range f.Records {
 		f.Started = f.Started || b.Status.StartedAt != nil
 	}
+	g.startsPaced(s)
 	return nil
+}
+
+// startsPaced says whether the operator wrote starting clusters of the rollout less than
+// startInterval ago; if so, the pass is run again when the interval is over, for the slots
+// freed meanwhile.
+func (g gatherer) startsPaced(s *scope) {
+	due := g.expect.startsDue(s.cgu)
+	if now := g.lagNow(); now.Before(due) {
+		s.facts.StartsPaced = true
+		s.lookAgain(due.Sub(now))
+	}
 }
 
 // previewScope is what the operator lets the rollout do, for pkg/preview: the mode is the

@@ -236,6 +236,7 @@ func (p *pass) decide() {
 		in.BackupDeadline = p.backup.startedAt.Add(backup.Overall)
 	}
 	f.Gates = gates.Build(in)
+	f.Gates.StartsPaced = p.f.StartsPaced
 	p.in.Decision = rollout.Decide(f)
 	p.in.StartedNow = !p.f.Started && !p.in.Decision.Progress.Started.IsZero()
 }
@@ -395,8 +396,10 @@ func (p *pass) enforcement() {
 		e.Policies = append(e.Policies, root)
 	}
 	// Clusters moving on inside a batch are enforced at the pace of the writes, together; a
-	// batch starting or ending is enforced at once.
-	e.Paced = !p.batchStarts() && len(d.Ended) == 0
+	// batch starting or ending, and clusters starting (a window's freed slots, a stage), are
+	// enforced at once.
+	e.Starts = p.clustersStart()
+	e.Paced = !p.batchStarts() && len(d.Ended) == 0 && !e.Starts
 	e.Frozen = gates.Frozen(p.acceptedPolicies(), e.Policies)
 	p.in.Enforcement = e
 }
@@ -413,6 +416,21 @@ func (p *pass) batchStarts() bool {
 	d := p.in.Decision
 	return p.in.StartedNow || (p.f.Progress.Started.IsZero() && !d.Progress.Started.IsZero()) ||
 		(d.Progress.Batch != p.f.Progress.Batch && !d.Progress.Finished)
+}
+
+// clustersStart reports whether clusters of the current batch start with this decision:
+// in progress now, and not before it.
+func (p *pass) clustersStart() bool {
+	d := p.in.Decision
+	if d.Progress.Batch != p.f.Progress.Batch {
+		return false // a new batch: batchStarts says it
+	}
+	for name, c := range d.Progress.Clusters {
+		if c.State == ranv1alpha1.ClusterInProgress && p.f.Progress.Clusters[name].State != ranv1alpha1.ClusterInProgress {
+			return true
+		}
+	}
+	return false
 }
 
 // recordedAccepted are the managed policies with the generations the rollout accepted before

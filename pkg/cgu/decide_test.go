@@ -538,6 +538,34 @@ func TestDecideProgress(t *testing.T) {
 	}
 }
 
+// A window's freed slot starts a cluster: its enforcement is written at once, as a batch's
+// start is, where clusters moving on inside the batch wait for the pacing interval.
+func TestDecideWindowStartsAreNotPaced(t *testing.T) {
+	f := fresh()
+	f.Plan = plan.Plan{Batches: []plan.Batch{{Clusters: []string{"c1", "c2", "c3"}, Window: 2}}, SkippedCompliant: []string{"c9"}}
+	in := Decide(f, Config{}, decideAt)
+	if e := in.Enforcement; e.Paced || !slices.Equal(e.Clusters[0], []string{"c1", "c2"}) {
+		t.Fatalf("enforcement at the start %+v, want c1 and c2 at once", e)
+	}
+	// c1 complies: c3 takes its slot once the operator's start pacing is over.
+	f = next(t, f, in, policy("upgrade", []string{"c1"}, "c1", "c2", "c3"))
+	f.StartsPaced = true
+	if e := Decide(f, Config{}, decideAt.Add(time.Second)).Enforcement; e.Starts || !slices.Equal(e.Clusters[0], []string{"c2"}) {
+		t.Errorf("enforcement while starts are paced %+v, want c2 alone", e)
+	}
+	f.StartsPaced = false
+	in = Decide(f, Config{}, decideAt.Add(time.Minute))
+	if e := in.Enforcement; e.Paced || !e.Starts || !slices.Equal(e.Clusters[0], []string{"c2", "c3"}) {
+		t.Errorf("enforcement as c3 starts %+v, want c2 and c3 at once", e)
+	}
+	// Nothing starts on the next pass: what moves on waits for the interval.
+	f = next(t, f, in, policy("upgrade", []string{"c1"}, "c1", "c2", "c3"))
+	in = Decide(f, Config{}, decideAt.Add(time.Minute+time.Second))
+	if e := in.Enforcement; !e.Paced {
+		t.Errorf("enforcement with no cluster starting %+v, want paced", e)
+	}
+}
+
 func hasCluster(st ranv1alpha1.ClusterGroupUpgradeBatchStatus, name string, state ranv1alpha1.ClusterState) bool {
 	for _, c := range st.Clusters {
 		if c.Name == name && c.State == state {

@@ -74,6 +74,10 @@ type Gates struct {
 	// Analysis judges each batch by its clusters' metrics before it ends; nil without
 	// spec.analysis.
 	Analysis *Analysis
+	// StartsPaced is true while the operator's last write of starting clusters is more
+	// recent than the start interval (the operator's write pacing, in real time): a window
+	// whose clusters started leaves its freed slots empty meanwhile, to fill them together.
+	StartsPaced bool
 }
 
 // Approval says which batches (0-based) start only once approved: every one but the first

@@ -16,6 +16,14 @@ import (
 // maintenance window, the failure budget spent, a timed-out cluster under
 // batchTimeoutAction Abort. The clusters in progress go on; the batch ends once none is, its
 // clusters that never started left Pending, as the batches after an early end are.
+//
+// The free slots are filled together: once clusters of the window started, no more start
+// while Gates.StartsPaced says the operator wrote starts less than its start interval ago,
+// and the slots freed meanwhile start at once after it. Each start is written to the hub
+// at once (a deadline counts from it), so filling each slot as it frees would write the
+// rollout's status, its batch record and the Placements with every cluster done; together,
+// they are written once for the slots freed in the interval, as a batch of TALM's starts
+// its clusters.
 
 // stepWindow steps a window batch; it returns what stepBatch returns, and whether starting
 // is stopped for good (the failure budget or Abort), which ends the batch once no cluster
@@ -25,7 +33,7 @@ func stepWindow(f Facts, p Progress, batch plan.Batch, deadline time.Time) (map[
 		share: waveShare(p.BatchStarted, deadline, len(batch.Clusters), batch.Window)}
 	waiting := w.stepStarted(batch)
 	stopped := stopsStarting(f, w.clusters, w.failures)
-	w.startWaiting(waiting, pacedWidth(batch.Window, f.Gates.MaxFailures, w.failures, w.finished), stopped)
+	w.startWaiting(waiting, pacedWidth(batch.Window, f.Gates.MaxFailures, w.failures, w.finished), stopped, f.Gates.StartsPaced && w.anyStarted(batch))
 	return w.clusters, w.enforce, w.wake, w.holds, stopped
 }
 
@@ -69,12 +77,23 @@ func (w *windowStep) stepStarted(batch plan.Batch) []string {
 	return waiting
 }
 
-// startWaiting starts the clusters that wait, in plan order, while fewer than width run and
-// nothing stops starts; the others wait for a slot until the batch's deadline.
-func (w *windowStep) startWaiting(waiting []string, width int, stopped bool) {
+// anyStarted reports whether a cluster of the window started.
+func (w *windowStep) anyStarted(batch plan.Batch) bool {
+	for _, name := range batch.Clusters {
+		if !w.p.Clusters[name].Started.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// startWaiting starts the clusters that wait, in plan order, while fewer than width run,
+// nothing stops starts and starts are not paced; the others wait for a slot until the
+// batch's deadline.
+func (w *windowStep) startWaiting(waiting []string, width int, stopped, paced bool) {
 	capacity := roomUnderCap(w.f.Gates)
 	for _, name := range waiting {
-		if stopped || w.f.Gates.WindowClosed || w.running >= width {
+		if stopped || paced || w.f.Gates.WindowClosed || w.running >= width {
 			next, again := waitPending("", w.f.Now, w.deadline)
 			w.note(name, next, again, nil)
 			continue

@@ -187,3 +187,35 @@ func TestWindowGoesOnOneAtATimeAtTheEdgeOfTheBudget(t *testing.T) {
 	d = fl.decide(3 * time.Minute)
 	fl.expect(d, ranv1alpha1.StateTimedOut, 0, "1 clusters failed")
 }
+
+func TestWindowFillsTheSlotsFreedWhileStartsArePacedTogether(t *testing.T) {
+	fl := newFleet(t, []plan.Batch{{Clusters: []string{"w1", "w2", "w3", "w4", "w5", "w6"}, Window: 3}}, 1)
+	fl.f.TimeoutMinutes = 120
+	// The pacing never holds the window's first clusters.
+	fl.f.Gates.StartsPaced = true
+	d := fl.decide(0)
+	if got := enforced(d); !slices.Equal(got, []string{"w1", "w2", "w3"}) {
+		t.Fatalf("the window starts with %v, want w1 to w3", got)
+	}
+	// w1 and w2 are done while starts are paced: their slots stay free.
+	fl.comply("w1", 0)
+	fl.comply("w2", 0)
+	d = fl.decide(time.Second)
+	if got := enforced(d); !slices.Equal(got, []string{"w3"}) {
+		t.Fatalf("while starts are paced: %v in progress, want w3", got)
+	}
+	if c := d.Progress.Clusters["w4"]; c.State != ranv1alpha1.ClusterPending || c.Reason != "" {
+		t.Fatalf("w4 is %s %q while starts are paced, want Pending for a slot", c.State, c.Reason)
+	}
+	// Once the pacing is over, both slots are filled in the same decision.
+	fl.f.Gates.StartsPaced = false
+	d = fl.decide(2 * time.Second)
+	if got := enforced(d); !slices.Equal(got, []string{"w3", "w4", "w5"}) {
+		t.Fatalf("after the pacing: %v in progress, want w3, w4 and w5", got)
+	}
+	for _, c := range []string{"w4", "w5"} {
+		if got := d.Progress.Clusters[c].Started; !got.Equal(t0.Add(2 * time.Second)) {
+			t.Fatalf("%s started at %v, want with the other", c, got)
+		}
+	}
+}

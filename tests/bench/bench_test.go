@@ -154,6 +154,9 @@ type phaseResult struct {
 	// cpuStart is the CPU time of each process at the start of the rollout (cpuTimes), cpu
 	// what each used during it.
 	cpuStart, cpu map[string]time.Duration
+	// served is what the kube-apiserver served during the rollout (readRequestTimes), nil
+	// when its metrics could not be read.
+	served requestTimes
 	// load is the 1-minute load average at the start and at the end of the rollout.
 	load     [2]string
 	clusters int
@@ -186,10 +189,24 @@ func runPhase(t *testing.T, c config, phase string, mem *memorySampler) phaseRes
 	r.load[0] = loadAverage()
 	r.cpuStart = cpuTimes()
 	r.heapBase, r.rssBase = mem.reset()
+	servedBefore, servedErr := readRequestTimes(ctx, f.hub.Config)
+	profiled := hubProfile(ctx, f.hub.Config, phase)
 	if k := phaseKinds[phase]; k.operator {
 		r.err = runOperator(ctx, f, obs, c, k.mode, &r)
 	} else {
 		r.err = runFloor(ctx, f, obs, c, k.mode, &r)
+	}
+	if err := profiled(); err != nil {
+		t.Errorf("%s: %v", phase, err)
+	}
+	if servedErr == nil {
+		var served requestTimes
+		if served, servedErr = readRequestTimes(ctx, f.hub.Config); servedErr == nil {
+			r.served = served.since(servedBefore)
+		}
+	}
+	if servedErr != nil {
+		t.Logf("%s: the kube-apiserver's request times are not in the report: %v", phase, servedErr)
 	}
 	r.heapPeak, r.rssPeak = mem.peaks()
 	r.load[1] = loadAverage()
@@ -215,7 +232,7 @@ func loadAverage() string {
 }
 
 func runFloor(ctx context.Context, f *fleet, obs *observer, c config, mode ranv1alpha1.EnforcementMode, r *phaseResult) error {
-	batches := f.batches(c.maxConcurrency)
+	batches := f.batches(c.maxConcurrency, c.mode)
 	r.batches = len(batches)
 	d := &floorDriver{client: f.hub.Client, obs: obs, mode: mode, policies: f.policies, batches: batches}
 	start := time.Now()
@@ -353,6 +370,16 @@ func report(c config, results []phaseResult) string {
 	row("CPU time during the rollout: kube-apiserver / etcd / test process (hub world) / operator process", func(r *phaseResult) string {
 		sec := func(k string) string { return fmt.Sprintf("%.1fs", r.cpu[k].Seconds()) }
 		return fmt.Sprintf("%s / %s / %s / %s", sec("kube-apiserver"), sec("etcd"), sec("test process"), sec("operator process"))
+	})
+	row("kube-apiserver time serving requests (the hub's, the operator's; watches aside): total; the five longest", func(r *phaseResult) string {
+		if r.served == nil {
+			return "—"
+		}
+		parts := []string{r.served.total().Round(100 * time.Millisecond).String()}
+		for _, k := range r.served.top(5) {
+			parts = append(parts, fmt.Sprintf("%s %.1fs (%d)", k, r.served[k].seconds, r.served[k].count))
+		}
+		return strings.Join(parts, "; ")
 	})
 	row("load average at start / end of the rollout", func(r *phaseResult) string { return r.load[0] + " / " + r.load[1] })
 	row("operator process: heap peak / RSS peak / live heap at the end", func(r *phaseResult) string {

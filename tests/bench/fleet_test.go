@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/plan"
 	"github.com/cgu-operator/cgu-operator/tests/sim"
 	"github.com/cgu-operator/cgu-operator/tests/world"
 )
@@ -67,7 +68,7 @@ var defaultPhases = []string{overrideFloor, "operator-override", "floor", "opera
 // configFromEnv reads BENCH_FLEET ("<clusters>x<policies>/<maxConcurrency>"), BENCH_UPGRADE
 // (a duration), BENCH_NAMES ("long", the default, or "short"), BENCH_TIMEOUT, BENCH_PHASES
 // (comma-separated names of phaseKinds; defaultPhases without it), BENCH_MODE (the
-// operator's rollout mode: Batches, the default, or Window) and BENCH_PROPAGATOR
+// operator's rollout mode: Batches, the default, Window or Progressive) and BENCH_PROPAGATOR
 // ("<qps>/<root-status workers>/<replicated-policy workers>", the propagator's client QPS,
 // burst twice that). Without BENCH_FLEET it returns the smoke fleet.
 func configFromEnv() (config, bool, error) {
@@ -129,10 +130,10 @@ func phasesFromEnv() ([]string, error) {
 // modeFromEnv reads BENCH_MODE: the operator's rollout mode, empty for TALM's batches.
 func modeFromEnv() (ranv1alpha1.RolloutMode, error) {
 	switch m := ranv1alpha1.RolloutMode(os.Getenv("BENCH_MODE")); m {
-	case "", ranv1alpha1.ModeBatches, ranv1alpha1.ModeWindow:
+	case "", ranv1alpha1.ModeBatches, ranv1alpha1.ModeWindow, ranv1alpha1.ModeProgressive:
 		return m, nil
 	default:
-		return "", fmt.Errorf("BENCH_MODE=%q, want Batches or Window", m)
+		return "", fmt.Errorf("BENCH_MODE=%q, want Batches, Window or Progressive", m)
 	}
 }
 
@@ -274,12 +275,20 @@ func (f *fleet) policyNames() []string {
 	return out
 }
 
-// batches splits the fleet as the operator's plan does without canaries: maxConcurrency
-// clusters at a time, in name order.
-func (f *fleet) batches(maxConcurrency int) [][]string {
+// batches splits the fleet as the operator's plan does without canaries, in name order:
+// maxConcurrency clusters at a time, or, for the Progressive mode, its stages as they grow
+// with every stage healthy (plan.DefaultGrowth: 1%, 5%, 25%, then maxConcurrency), so that
+// the floor driver starts each stage the moment the previous one is done.
+func (f *fleet) batches(maxConcurrency int, mode ranv1alpha1.RolloutMode) [][]string {
+	sizes := []int{maxConcurrency}
+	if mode == ranv1alpha1.ModeProgressive {
+		sizes = plan.DefaultGrowth.Sizes(len(f.clusters), maxConcurrency)
+	}
 	var out [][]string
-	for i := 0; i < len(f.clusters); i += maxConcurrency {
-		out = append(out, f.clusters[i:min(i+maxConcurrency, len(f.clusters))])
+	for i, step := 0, 0; i < len(f.clusters); step++ {
+		n := sizes[min(step, len(sizes)-1)]
+		out = append(out, f.clusters[i:min(i+n, len(f.clusters))])
+		i += n
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -116,21 +117,46 @@ func newUpgrade(f *fleet, maxConcurrency int, mode ranv1alpha1.RolloutMode) *ran
 }
 
 // waitCompleted waits until the ClusterGroupUpgrade is Completed and returns when that was
-// first seen (polled every 200 ms with the bench's own client).
+// first seen. It watches the one object rather than reading it again and again: the floor
+// driver has no such reader, and a GET of a large status every fraction of a second would
+// load the API server of the operator's phase alone.
 func waitCompleted(ctx context.Context, f *fleet, cgu *ranv1alpha1.ClusterGroupUpgrade) (time.Time, error) {
-	var at time.Time
-	err := waitUntil(ctx, 200*time.Millisecond, func() (bool, error) {
-		cur := &ranv1alpha1.ClusterGroupUpgrade{}
-		if err := f.hub.Client.Get(ctx, client.ObjectKeyFromObject(cgu), cur); err != nil {
-			return false, err
+	wc, err := client.NewWithWatch(f.hub.Config, client.Options{Scheme: f.hub.Scheme})
+	if err != nil {
+		return time.Time{}, err
+	}
+	for {
+		w, err := wc.Watch(ctx, &ranv1alpha1.ClusterGroupUpgradeList{}, client.InNamespace(cgu.Namespace),
+			client.MatchingFields{"metadata.name": cgu.Name})
+		if err != nil {
+			return time.Time{}, err
 		}
-		if cur.Status.State == ranv1alpha1.StateCompleted {
-			at = time.Now()
-			return true, nil
+		at, done, err := completedIn(ctx, w)
+		w.Stop()
+		if done || err != nil {
+			return at, err
 		}
-		return false, nil
-	})
-	return at, err
+		// The watch ended (the API server closes watches after a while): watch again, from
+		// the object as it is.
+	}
+}
+
+// completedIn reads w until the ClusterGroupUpgrade is seen Completed (done), the watch
+// ends (not done) or ctx is done.
+func completedIn(ctx context.Context, w watch.Interface) (time.Time, bool, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return time.Time{}, false, ctx.Err()
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return time.Time{}, false, nil
+			}
+			if cur, isCGU := ev.Object.(*ranv1alpha1.ClusterGroupUpgrade); isCGU && cur.Status.State == ranv1alpha1.StateCompleted {
+				return time.Now(), true, nil
+			}
+		}
+	}
 }
 
 // planOf reads the frozen plan from the batch records, in order.
