@@ -183,7 +183,7 @@ func (r *Reconciler) applyEnforcement(ctx context.Context, s *scope) error {
 	wrote, err := r.writer().Apply(ctx, policies.Enforcement{Upgrade: s.cgu, Mode: s.in.Mode, Policies: e.Policies,
 		Clusters: e.Clusters, Frozen: e.Frozen})
 	if wrote > 0 {
-		r.expect.enforced(s.cgu, e.Starts, r.lagNow())
+		r.expect.enforced(s.cgu, r.lagNow())
 	}
 	if err != nil {
 		if !apierrors.IsConflict(err) {

@@ -39,9 +39,9 @@ const progressInterval = 2 * time.Second
 // stage), are written at once.
 const enforcementInterval = 500 * time.Millisecond
 
-// startInterval is the least time between two writes of a ClusterGroupUpgrade's clusters
-// starting inside a batch: a window's slots freed meanwhile are filled together, in one
-// write of the status, the batch record and each Placement (rollout.Gates.StartsPaced). On
+// startInterval is the least time between two writes of a ClusterGroupUpgrade's status that
+// start clusters inside a batch: a window's slots freed meanwhile are filled together, in
+// one write of the status, the batch record and each Placement (rollout.Gates.StartsPaced). On
 // instant spokes a window of 250 clusters frees a slot every few milliseconds, and filling
 // each at once wrote the rollout's status and its batch record, of about 100 KiB each, at
 // nearly every reconcile. Against upgrades of an hour the wait is nothing.
@@ -72,11 +72,11 @@ type expectation struct {
 }
 
 // writeKey names a write: of the object itself, or of the enforcement of a
-// ClusterGroupUpgrade, or of one that starts clusters.
+// ClusterGroupUpgrade, or of its status when it starts clusters.
 type writeKey struct {
 	uid         types.UID
 	enforcement bool
-	// starts is the write of an enforcement with clusters starting.
+	// starts is a status write that starts clusters inside a batch.
 	starts bool
 }
 
@@ -94,14 +94,18 @@ func (e *expectations) wrote(o client.Object, now time.Time) {
 	e.setWritten(writeKey{uid: o.GetUID()}, now)
 }
 
-// enforced records a write of u's enforcement, with clusters starting when starts is true.
-func (e *expectations) enforced(u client.Object, starts bool, now time.Time) {
+// enforced records a write of u's enforcement.
+func (e *expectations) enforced(u client.Object, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.setWritten(writeKey{uid: u.GetUID(), enforcement: true}, now)
-	if starts {
-		e.setWritten(writeKey{uid: u.GetUID(), starts: true}, now)
-	}
+}
+
+// started records a write of u's status that starts clusters inside a batch.
+func (e *expectations) started(u client.Object, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.setWritten(writeKey{uid: u.GetUID(), starts: true}, now)
 }
 
 func (e *expectations) setWritten(k writeKey, now time.Time) {

@@ -64,22 +64,23 @@ func TestExpectations(t *testing.T) {
 	}
 }
 
-func TestStartsArePacedApartFromOtherEnforcement(t *testing.T) {
+func TestStartsArePacedApartFromOtherWrites(t *testing.T) {
 	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	u := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{UID: "u"}}
+	u := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{UID: "u", ResourceVersion: "1"}}
 	var e expectations
 	if due := e.startsDue(u); !due.IsZero() {
 		t.Fatalf("nothing started yet: starts due at %v, want at once", due)
 	}
-	e.enforced(u, false, at)
+	e.enforced(u, at)
+	e.wrote(u, at)
 	if due := e.startsDue(u); !due.IsZero() {
-		t.Errorf("an enforcement write without starts paced the starts until %v", due)
+		t.Errorf("writes without starts paced the starts until %v", due)
 	}
-	e.enforced(u, true, at.Add(time.Second))
+	e.started(u, at.Add(time.Second))
 	if due, want := e.startsDue(u), at.Add(time.Second+startInterval); !due.Equal(want) {
 		t.Errorf("starts due at %v, want the start interval after the write with starts, %v", due, want)
 	}
-	if due, want := e.enforcementDue(u), at.Add(time.Second+enforcementInterval); !due.Equal(want) {
-		t.Errorf("enforcement due at %v, want %v: a write with starts is an enforcement write", due, want)
+	if due, want := e.progressDue(u), at.Add(progressInterval); !due.Equal(want) {
+		t.Errorf("progress due at %v, want %v: a start is not a write of its own", due, want)
 	}
 }

@@ -40,6 +40,9 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) (deferred bool, 
 		return false, fmt.Errorf("patching status: %w", err)
 	}
 	r.expect.wrote(s.cgu, r.lagNow())
+	if s.in.Enforcement.Starts {
+		r.expect.started(s.cgu, r.lagNow())
+	}
 	return false, nil
 }
 

@@ -395,11 +395,11 @@ func (p *pass) enforcement() {
 		e.Clusters[len(e.Policies)] = d.Enforce[i]
 		e.Policies = append(e.Policies, root)
 	}
-	// Clusters moving on inside a batch are enforced at the pace of the writes, together; a
-	// batch starting or ending, and clusters starting (a window's freed slots, a stage), are
-	// enforced at once.
+	// Clusters moving on inside a batch, and starting in it (a window's freed slots, a
+	// stage), are enforced at the pace of the writes, together; a batch starting or ending
+	// is enforced at once.
 	e.Starts = p.clustersStart()
-	e.Paced = !p.batchStarts() && len(d.Ended) == 0 && !e.Starts
+	e.Paced = !p.batchStarts() && len(d.Ended) == 0
 	e.Frozen = gates.Frozen(p.acceptedPolicies(), e.Policies)
 	p.in.Enforcement = e
 }

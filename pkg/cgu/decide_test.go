@@ -538,9 +538,9 @@ func TestDecideProgress(t *testing.T) {
 	}
 }
 
-// A window's freed slot starts a cluster: its enforcement is written at once, as a batch's
-// start is, where clusters moving on inside the batch wait for the pacing interval.
-func TestDecideWindowStartsAreNotPaced(t *testing.T) {
+// A window's freed slot starts a cluster only while the operator does not pace starts, and
+// the decision says that clusters start, for the operator to pace the next ones.
+func TestDecideWindowStarts(t *testing.T) {
 	f := fresh()
 	f.Plan = plan.Plan{Batches: []plan.Batch{{Clusters: []string{"c1", "c2", "c3"}, Window: 2}}, SkippedCompliant: []string{"c9"}}
 	in := Decide(f, Config{}, decideAt)
@@ -555,14 +555,13 @@ func TestDecideWindowStartsAreNotPaced(t *testing.T) {
 	}
 	f.StartsPaced = false
 	in = Decide(f, Config{}, decideAt.Add(time.Minute))
-	if e := in.Enforcement; e.Paced || !e.Starts || !slices.Equal(e.Clusters[0], []string{"c2", "c3"}) {
-		t.Errorf("enforcement as c3 starts %+v, want c2 and c3 at once", e)
+	if e := in.Enforcement; !e.Starts || !slices.Equal(e.Clusters[0], []string{"c2", "c3"}) {
+		t.Errorf("enforcement as c3 starts %+v, want c2 and c3, starting", e)
 	}
-	// Nothing starts on the next pass: what moves on waits for the interval.
+	// Nothing starts on the next pass.
 	f = next(t, f, in, policy("upgrade", []string{"c1"}, "c1", "c2", "c3"))
-	in = Decide(f, Config{}, decideAt.Add(time.Minute+time.Second))
-	if e := in.Enforcement; !e.Paced {
-		t.Errorf("enforcement with no cluster starting %+v, want paced", e)
+	if e := Decide(f, Config{}, decideAt.Add(time.Minute+time.Second)).Enforcement; e.Starts {
+		t.Errorf("enforcement with no cluster starting %+v says clusters start", e)
 	}
 }
 

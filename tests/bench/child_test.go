@@ -148,10 +148,12 @@ func runChild(dir string) error {
 	return os.WriteFile(filepath.Join(dir, childReportFile), data, 0o600)
 }
 
-// sampleQueue samples the controller's work queue depth every 50 ms until ctx ends and
-// returns the largest.
+// sampleQueue samples the controller's work queue depth every 250 ms until ctx ends and
+// returns the largest. Each sample gathers the whole registry, the process collector's
+// reads of /proc included: every 50 ms, that was about a tenth of the operator process's
+// CPU in a 1,000-cluster rollout, charged to the operator.
 func sampleQueue(ctx context.Context) int {
-	t := time.NewTicker(50 * time.Millisecond)
+	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	depth := 0
 	for {
