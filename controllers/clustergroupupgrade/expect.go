@@ -34,9 +34,9 @@ const progressInterval = 2 * time.Second
 // batch: the clusters that moved meanwhile go in one write of each Placement. Every
 // Placement change makes the placement controller decide again and the propagator
 // reconcile the policy for each of the Placement's clusters, so a write for each cluster
-// as it moves costs the hub more than the moves are worth. A batch starting or ending, and
-// clusters starting (a window's freed slots, which rollout.StartInterval gathers, or a
-// stage), are written at once.
+// as it moves costs the hub more than the moves are worth. A batch starting or ending is
+// written at once; clusters starting inside a batch (a window's freed slots, which
+// startInterval gathers, or a stage) go with the moves.
 const enforcementInterval = 500 * time.Millisecond
 
 // startInterval is the least time between two writes of a ClusterGroupUpgrade's status that
