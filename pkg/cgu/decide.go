@@ -418,12 +418,14 @@ func (p *pass) batchStarts() bool {
 		(d.Progress.Batch != p.f.Progress.Batch && !d.Progress.Finished)
 }
 
-// clustersStart reports whether clusters of the current batch start with this decision:
-// in progress now, and not before it.
+// clustersStart reports whether clusters of the current batch, a window, start with this
+// decision: in progress now, and not before it. Only a window's starts are paced
+// (rollout.Gates.StartsPaced): in other batches they start all at once anyway.
 func (p *pass) clustersStart() bool {
 	d := p.in.Decision
-	if d.Progress.Batch != p.f.Progress.Batch {
-		return false // a new batch: batchStarts says it
+	b := d.Progress.Batch
+	if b != p.f.Progress.Batch || b >= len(p.in.Plan.Batches) || p.in.Plan.Batches[b].Window == 0 {
+		return false // a new batch (batchStarts says it), or not a window
 	}
 	for name, c := range d.Progress.Clusters {
 		if c.State == ranv1alpha1.ClusterInProgress && p.f.Progress.Clusters[name].State != ranv1alpha1.ClusterInProgress {

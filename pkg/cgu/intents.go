@@ -82,8 +82,8 @@ type Enforcement struct {
 	// Paced is true when only clusters moving on inside a batch changed: the write may wait
 	// for the pacing interval.
 	Paced bool
-	// Starts is true when clusters of the current batch start with this decision (a
-	// window's freed slots, a stage): once the status that records them is written, the
+	// Starts is true when clusters of the current batch, a window, start with this
+	// decision (its freed slots): once the status that records them is written, the
 	// operator paces the next starts (Facts.StartsPaced).
 	Starts bool
 }

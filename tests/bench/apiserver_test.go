@@ -42,16 +42,13 @@ func readRequestTimes(ctx context.Context, cfg *rest.Config) (requestTimes, erro
 		return out, nil
 	}
 	for _, m := range fam.GetMetric() {
-		l := map[string]string{}
-		for _, p := range m.GetLabel() {
-			l[p.GetName()] = p.GetValue()
-		}
-		if l["verb"] == "WATCH" || l["verb"] == "CONNECT" {
+		verb := labelValue(m, "verb")
+		if verb == "WATCH" || verb == "CONNECT" {
 			continue // their duration is how long they stayed open
 		}
-		k := l["verb"] + " " + l["resource"]
-		if l["subresource"] != "" {
-			k += "/" + l["subresource"]
+		k := verb + " " + labelValue(m, "resource")
+		if sub := labelValue(m, "subresource"); sub != "" {
+			k += "/" + sub
 		}
 		h := m.GetHistogram()
 		t := out[k]
