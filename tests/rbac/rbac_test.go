@@ -268,9 +268,11 @@ var _ = Describe("The operator with exactly its generated ClusterRole", func() {
 		Eventually(binding).WithTimeout(settle).Should(HaveField("SubFilter", policyv1.Restricted))
 
 		By("widening the binding to every cluster of its Placement, as a careless edit would")
-		edited := binding(Default)
-		edited.SubFilter = ""
-		Expect(hub.Client.Update(ctx, edited)).To(Succeed())
+		Eventually(func(g Gomega) { // retried: the operator may write the binding meanwhile
+			edited := binding(g)
+			edited.SubFilter = ""
+			g.Expect(hub.Client.Update(ctx, edited)).To(Succeed())
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 		Eventually(binding).WithTimeout(10*time.Second).Should(HaveField("SubFilter", policyv1.Restricted),
 			"the operator puts it back")
 
@@ -281,9 +283,11 @@ var _ = Describe("The operator with exactly its generated ClusterRole", func() {
 			g.Expect(list.Items).To(HaveLen(1))
 			return &list.Items[0]
 		}
-		pl := placement(Default)
-		pl.Spec.Tolerations = append(pl.Spec.Tolerations, clusterv1beta1.Toleration{Key: "example.com/edited", Operator: clusterv1beta1.TolerationOpExists})
-		Expect(hub.Client.Update(ctx, pl)).To(Succeed())
+		Eventually(func(g Gomega) { // retried: the placement controller writes its status meanwhile
+			pl := placement(g)
+			pl.Spec.Tolerations = append(pl.Spec.Tolerations, clusterv1beta1.Toleration{Key: "example.com/edited", Operator: clusterv1beta1.TolerationOpExists})
+			g.Expect(hub.Client.Update(ctx, pl)).To(Succeed())
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 		Eventually(func(g Gomega) []clusterv1beta1.Toleration { return placement(g).Spec.Tolerations }).WithTimeout(10*time.Second).
 			ShouldNot(ContainElement(HaveField("Key", "example.com/edited")), "the operator puts its Placement back")
 

@@ -39,10 +39,12 @@ var _ = Describe("Tenancy mode", Ordered, func() {
 		own = joinFleet(ctx, "tenant-own", 2, false, nil)
 		other = joinFleet(ctx, "tenant-other", 1, false, nil)
 		for _, c := range own {
-			mc := &clusterv1.ManagedCluster{}
-			Expect(hub.Client.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
-			mc.Labels[clusterv1beta2.ClusterSetLabel] = tenantSet
-			Expect(hub.Client.Update(ctx, mc)).To(Succeed())
+			Eventually(func(g Gomega) { // retried: the simulated agent writes the cluster's status meanwhile
+				mc := &clusterv1.ManagedCluster{}
+				g.Expect(hub.Client.Get(ctx, client.ObjectKey{Name: c}, mc)).To(Succeed())
+				mc.Labels[clusterv1beta2.ClusterSetLabel] = tenantSet
+				g.Expect(hub.Client.Update(ctx, mc)).To(Succeed())
+			}).WithTimeout(10 * time.Second).Should(Succeed())
 		}
 		create(ctx, &clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: tenantSet}},
 			&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: tenantNS, Name: tenantSet},

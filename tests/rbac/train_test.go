@@ -4,6 +4,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
@@ -36,9 +37,12 @@ var _ = Describe("The release train with the operator's grants", func() {
 
 		By("a newer release named by hand replaces the ring's ended rollout")
 		newer := "4.16.99"
-		cur := stored(Default)
-		cur.Spec.Releases.Versions = append(cur.Spec.Releases.Versions, newer)
-		Expect(hub.Client.Update(ctx, cur)).To(Succeed())
+		// The train's controller writes its status meanwhile: the update is retried on a conflict.
+		Expect(retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+			cur := stored(Default)
+			cur.Spec.Releases.Versions = append(cur.Spec.Releases.Versions, newer)
+			return hub.Client.Update(ctx, cur)
+		})).To(Succeed())
 		rollouts := func(g Gomega) []string {
 			var list ranv1alpha1.ManagedClustersUpgradeList
 			g.Expect(hub.Client.List(ctx, &list, client.InNamespace(mcuNS), client.MatchingLabels{train.LabelTrain: t.Name})).To(Succeed())
