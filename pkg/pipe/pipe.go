@@ -12,6 +12,10 @@
 // the order they started, then the next pulls start.
 //
 // The pulls start in Order: the slowest first, since a fleet ends with its slowest pull.
+//
+// Plan schedules a whole fleet at once; Admit takes the same rule one moment at a time, as
+// the operator does when a pull ends; Fair is how the network shares the pulls out when
+// nothing plans them, and Shared schedules a fleet that way.
 package pipe
 
 import (
@@ -44,6 +48,10 @@ type Budget struct {
 	Registry float64
 	// Links is what each shared link carries, by name; a link not named has no bound.
 	Links map[string]float64
+	// Within is the time a pull has to end in (the precache Job's timeout): a pull starts
+	// only when the rate it can hold ends it in time, or, when even its ceiling cannot, only
+	// at its ceiling. Zero is no bound.
+	Within time.Duration
 }
 
 // Slot is one pull in a schedule: when it starts and ends, from the schedule's start.

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Plan schedules pulls under b: each starts, in Order, as soon as it can hold MinShare of its
-// ceiling; see the package's model.
+// Plan schedules pulls under b: each starts, in Order, as soon as it can hold its need;
+// see the package's model.
 func Plan(pulls []Pull, b Budget) Schedule {
 	s := &simulation{b: b, reservedOn: map[string]float64{}, out: Schedule{PeakLinks: map[string]float64{}}}
 	for _, p := range Order(pulls) {
@@ -24,6 +24,37 @@ func Plan(pulls []Pull, b Budget) Schedule {
 		s.admit()
 	}
 	return s.out
+}
+
+// Admit is which of the waiting pulls start now, in Order, given the pulls under way in the
+// order they started: Plan's rule at one moment. The pulls under way hold, in that order,
+// what they can of their ceilings (as in Plan, where capacity freed goes to the earliest
+// first); a waiting pull starts when what is left holds its need. A pull no capacity bounds
+// starts at once. Admit returns the pulls to start, in the order they start.
+func Admit(running, waiting []Pull, b Budget) []Pull {
+	s := &simulation{b: b, reservedOn: map[string]float64{}, out: Schedule{PeakLinks: map[string]float64{}}}
+	for _, p := range running {
+		if c := ceiling(p, b); !math.IsInf(c, 1) {
+			s.reserve(p, s.room(p, c))
+		}
+	}
+	var out []Pull
+	for _, p := range Order(waiting) {
+		if math.IsInf(ceiling(p, b), 1) {
+			out = append(out, p)
+			continue
+		}
+		s.waiting = append(s.waiting, p)
+	}
+	byCluster := make(map[string]Pull, len(s.waiting))
+	for _, p := range s.waiting {
+		byCluster[p.Cluster] = p
+	}
+	s.admit()
+	for _, sl := range s.out.Slots {
+		out = append(out, byCluster[sl.Cluster])
+	}
+	return out
 }
 
 // simulation is Plan's state: the time in seconds, the pulls waiting in order, those running
@@ -80,13 +111,23 @@ func (s *simulation) reserve(p Pull, rate float64) {
 	}
 }
 
-// admit starts, in order, every waiting pull that can hold MinShare of its ceiling.
+// need is the least rate a pull starts with: MinShare of its ceiling, and what ends it within
+// the budget's time, at most its ceiling.
+func need(p Pull, ceiling float64, b Budget) float64 {
+	n := MinShare * ceiling
+	if b.Within > 0 {
+		n = math.Max(n, float64(p.Bytes)/b.Within.Seconds())
+	}
+	return math.Min(n, ceiling)
+}
+
+// admit starts, in order, every waiting pull that can hold its need.
 func (s *simulation) admit() {
 	kept := s.waiting[:0]
 	for _, p := range s.waiting {
 		c := ceiling(p, s.b)
 		r := s.room(p, c)
-		if r < MinShare*c {
+		if r < need(p, c, s.b)*(1-1e-9) {
 			kept = append(kept, p)
 			continue
 		}

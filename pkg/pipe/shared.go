@@ -1,14 +1,10 @@
 package pipe
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // Shared is how pulls go when nothing plans them against bandwidth: they start in the order
 // given, up to concurrency at once (zero: all at once, as TALM starts every site), and the
-// pulls running share the links and the registry as TCP flows do, each as much as the others
-// on what they share (max-min fairness), up to its own line. A link carrying more pulls than it
+// pulls running share the links and the registry as TCP flows do (Fair). A link carrying more pulls than it
 // can serve at their lines is oversubscribed: the schedule's PeakLinks and PeakRegistry then
 // say the rate the pulls asked for, above the capacity.
 func Shared(pulls []Pull, b Budget, concurrency int) Schedule {
@@ -59,68 +55,15 @@ func (s *sharing) start(concurrency int) {
 	}
 }
 
-// share gives each running pull its max-min fair rate: every pull's rate grows alike until it
-// reaches its line or something it goes through is full.
+// share gives each running pull its Fair rate.
 func (s *sharing) share() {
-	active := slices.Clone(s.running)
-	for _, r := range active {
-		r.rate = 0
+	pulls := make([]Pull, len(s.running))
+	for i, r := range s.running {
+		pulls[i] = r.Pull
 	}
-	for len(active) > 0 {
-		inc := math.Inf(1)
-		for _, r := range active {
-			inc = math.Min(inc, r.ceiling-r.rate)
-		}
-		perLink, sumLink, total := map[string]int{}, map[string]float64{}, 0.0
-		for _, r := range s.running {
-			total += r.rate
-			sumLink[r.Link] += r.rate
-		}
-		for _, r := range active {
-			perLink[r.Link]++
-		}
-		for l, n := range perLink {
-			if c, ok := s.b.Links[l]; ok && l != "" && c > 0 {
-				inc = math.Min(inc, (c-sumLink[l])/float64(n))
-			}
-		}
-		if s.b.Registry > 0 {
-			inc = math.Min(inc, (s.b.Registry-total)/float64(len(active)))
-		}
-		inc = math.Max(inc, 0)
-		for _, r := range active {
-			r.rate += inc
-		}
-		active = s.unsaturated(active, inc)
+	for i, rate := range Fair(pulls, s.b) {
+		s.running[i].rate = rate
 	}
-}
-
-// unsaturated are the active pulls that can still grow after a step of inc: below their line,
-// on a link with room, under a registry with room.
-func (s *sharing) unsaturated(active []*running, inc float64) []*running {
-	const eps = 1e-9
-	total, sumLink := 0.0, map[string]float64{}
-	for _, r := range s.running {
-		total += r.rate
-		sumLink[r.Link] += r.rate
-	}
-	if s.b.Registry > 0 && total >= s.b.Registry*(1-eps) {
-		return nil
-	}
-	out := active[:0]
-	for _, r := range active {
-		full := r.rate >= r.ceiling*(1-eps)
-		if c, ok := s.b.Links[r.Link]; ok && r.Link != "" && c > 0 && sumLink[r.Link] >= c*(1-eps) {
-			full = true
-		}
-		if !full {
-			out = append(out, r)
-		}
-	}
-	if inc == 0 && len(out) == len(active) {
-		return nil // nothing could grow: never loop
-	}
-	return out
 }
 
 // advance moves the time on to the next end of a pull, and ends the pulls done then.
