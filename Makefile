@@ -187,8 +187,8 @@ bench-curve: envtest-assets ## Run the fleet benchmark at CURVE_SIZES clusters x
 	go run ./hack/benchcurve $(CURVE_OUT)
 
 .PHONY: bench-fleettime
-bench-fleettime: ## Upgrade 3,500 simulated clusters in Batches, Window and Progressive mode, in simulated time (tests/fleettime); fails on a missed target.
-	go test -count=1 -v -run '^TestModesAgainstBatches$$' ./tests/fleettime/
+bench-fleettime: ## Upgrade 3,500 simulated clusters in Batches, Window and Progressive mode, and pre-cache 3,500 sites by strategy, in simulated time (tests/fleettime); fails on a missed target.
+	go test -count=1 -v -run '^(TestModesAgainstBatches|TestPrecacheFitsThePipe)$$' ./tests/fleettime/
 
 .PHONY: envtest-assets
 envtest-assets: $(KUBE_APISERVER) $(ETCD) ## Build envtest's kube-apiserver and etcd from Go modules into bin/k8s.

@@ -1,6 +1,7 @@
 package pipe
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -34,29 +35,35 @@ func TestFairFillsWhatItCan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(36, 4))
 	for run := range 300 {
 		pulls, b := randomFleet(rng)
-		rates := Fair(pulls, b)
-		total, on := 0.0, map[string]float64{}
-		for i, p := range pulls {
-			total += rates[i]
-			on[p.Link] += rates[i]
-		}
-		if b.Registry > 0 && total > b.Registry*(1+1e-6) {
-			t.Fatalf("run %d: %.0f through a registry of %.0f", run, total, b.Registry)
-		}
-		full := func(used, capacity float64) bool { return capacity > 0 && used >= capacity*(1-1e-6) }
-		for i, p := range pulls {
-			if math.IsInf(rates[i], 1) {
-				continue
-			}
-			linkCap, bounded := b.Links[p.Link]
-			if bounded && p.Link != "" && on[p.Link] > linkCap*(1+1e-6) {
-				t.Fatalf("run %d: link %s carries %.0f of %.0f", run, p.Link, on[p.Link], linkCap)
-			}
-			held := (p.Rate > 0 && rates[i] >= p.Rate*(1-1e-6)) || full(total, b.Registry) ||
-				(bounded && p.Link != "" && full(on[p.Link], linkCap))
-			if !held {
-				t.Fatalf("run %d: %s at %.0f, held by nothing", run, p.Cluster, rates[i])
-			}
+		if err := fairHolds(pulls, b, Fair(pulls, b)); err != nil {
+			t.Fatalf("run %d: %v", run, err)
 		}
 	}
+}
+
+func fairHolds(pulls []Pull, b Budget, rates []float64) error {
+	total, on := 0.0, map[string]float64{}
+	for i, p := range pulls {
+		total += rates[i]
+		on[p.Link] += rates[i]
+	}
+	if b.Registry > 0 && total > b.Registry*(1+1e-6) {
+		return fmt.Errorf("%.0f through a registry of %.0f", total, b.Registry)
+	}
+	full := func(used, capacity float64) bool { return capacity > 0 && used >= capacity*(1-1e-6) }
+	for i, p := range pulls {
+		if math.IsInf(rates[i], 1) {
+			continue
+		}
+		linkCap, bounded := b.Links[p.Link]
+		bounded = bounded && p.Link != ""
+		if bounded && on[p.Link] > linkCap*(1+1e-6) {
+			return fmt.Errorf("link %s carries %.0f of %.0f", p.Link, on[p.Link], linkCap)
+		}
+		held := (p.Rate > 0 && rates[i] >= p.Rate*(1-1e-6)) || full(total, b.Registry) || (bounded && full(on[p.Link], linkCap))
+		if !held {
+			return fmt.Errorf("%s at %.0f, held by nothing", p.Cluster, rates[i])
+		}
+	}
+	return nil
 }
