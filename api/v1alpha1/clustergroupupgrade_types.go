@@ -898,6 +898,32 @@ type PrecachingStatus struct {
 	// Deprecated: TALM's; read status.
 	// +optional
 	Clusters []string `json:"clusters,omitempty"`
+	// Plan is the bandwidth plan of the pulls left, with a PreCachingConfig's bandwidth.
+	// +optional
+	Plan *PrecachePlan `json:"plan,omitempty"`
+}
+
+// PrecachePlan is when the pre-caching of the clusters left ends under the bandwidth budget.
+type PrecachePlan struct {
+	// ETA is when the plan ends, from the last time it was made; unset while what the
+	// clusters pull is unknown (no payloadSize and no report yet).
+	// +optional
+	ETA *metav1.Time `json:"eta,omitempty"`
+	// Deadline is when pre-caching should have ended: spec.maintenanceWindows.startAt.
+	// +optional
+	Deadline *metav1.Time `json:"deadline,omitempty"`
+	// Late is how much later than the deadline the plan ends ("1h20m0s"); empty when in time.
+	// +optional
+	Late string `json:"late,omitempty"`
+	// Bytes is what the clusters left still pull, in all.
+	// +optional
+	Bytes int64 `json:"bytes,omitempty"`
+	// Bound is what bounds the plan: "registry", "link <name>", "line of <cluster>".
+	// +optional
+	Bound string `json:"bound,omitempty"`
+	// Unbounded counts the clusters no capacity bounds: the plan gives them no time.
+	// +optional
+	Unbounded int `json:"unbounded,omitempty"`
 }
 
 // WaitingStatus is what a rollout waits for between two batches.

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -40,6 +41,63 @@ type PreCachingConfigSpec struct {
 	// AdditionalImages are pulled as well.
 	// +optional
 	AdditionalImages []string `json:"additionalImages,omitempty"`
+	// Bandwidth schedules the pre-caching against the capacity of the registry and of the
+	// links clusters share, in place of the operator's --max-concurrent-precaching: the
+	// clusters whose pull takes longest start first, and a cluster starts only when what the
+	// pulls under way leave gives it a quarter of its line and the rate that ends its pull
+	// within the precache timeout. status.precaching.plan says when the plan ends
+	// (docs/precaching.md). Not TALM's: TALM starts every cluster at once.
+	// +optional
+	Bandwidth *PrecacheBandwidth `json:"bandwidth,omitempty"`
+}
+
+// PrecacheBandwidth is the capacity pre-caching may use, in megabits a second (Mbit/s, 10^6
+// bits), and what the clusters pull.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.registryMbps) || has(self.links) || has(self.lineLabel) || has(self.defaultLinkMbps)",message="spec.bandwidth bounds nothing: set registryMbps, links, defaultLinkMbps or lineLabel"
+// +kubebuilder:validation:XValidation:rule="!has(self.links) && !has(self.defaultLinkMbps) || has(self.linkLabel)",message="spec.bandwidth.links and defaultLinkMbps need linkLabel, the ManagedCluster label that names a cluster's link"
+type PrecacheBandwidth struct {
+	// RegistryMbps is what the registry or mirror serves to the rollout's clusters together.
+	// Rollouts pre-caching at once each have their own budget.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	RegistryMbps int64 `json:"registryMbps,omitempty"`
+	// LinkLabel is the ManagedCluster label whose value names the link a cluster shares with
+	// others (a rack's uplink, a site's WAN line). A cluster without it shares no link.
+	// +optional
+	// +kubebuilder:validation:MaxLength=317
+	LinkLabel string `json:"linkLabel,omitempty"`
+	// Links are the capacities of the links, by the value of LinkLabel.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=10000
+	Links []PrecacheLink `json:"links,omitempty"`
+	// DefaultLinkMbps is the capacity of a link Links does not name; none when unset.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	DefaultLinkMbps int64 `json:"defaultLinkMbps,omitempty"`
+	// LineLabel is the ManagedCluster label whose value is the cluster's own line, in whole
+	// Mbit/s ("100"). A cluster without it, or with a value that is not a positive number, is
+	// bounded by its link and the registry only.
+	// +optional
+	// +kubebuilder:validation:MaxLength=317
+	LineLabel string `json:"lineLabel,omitempty"`
+	// PayloadSize is what a cluster pulls ("16Gi"), until the clusters' precache Jobs report
+	// what they pull: then the largest report stands for the clusters not started.
+	// +optional
+	PayloadSize *resource.Quantity `json:"payloadSize,omitempty"`
+}
+
+// PrecacheLink is the capacity of one link.
+type PrecacheLink struct {
+	// Name is the value of the link label.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// Mbps is what the link carries, in Mbit/s.
+	// +kubebuilder:validation:Minimum=1
+	Mbps int64 `json:"mbps"`
 }
 
 // PreCachingConfig refines what is pre-cached on spokes before a rollout. A

@@ -413,6 +413,11 @@ func (g gatherer) precache(ctx context.Context, s *scope) error {
 	if pf.Jobs, err = g.jobs(ctx, s.facts.Plan, talmjob.Precache, work, kept); err != nil {
 		return err
 	}
+	if cfg.spec != nil && cfg.spec.Bandwidth != nil {
+		bw := cfg.spec.Bandwidth
+		pf.Bandwidth = &cgu.Bandwidth{Spec: *bw, Labels: pf.Jobs.Labels, Within: g.precacheTimeout}
+		return nil // the budget takes the place of the hub-wide cap
+	}
 	pf.Elsewhere, err = g.precachingElsewhere(ctx, s.cgu)
 	return err
 }
@@ -422,7 +427,7 @@ func (g gatherer) precache(ctx context.Context, s *scope) error {
 func (g gatherer) jobs(ctx context.Context, p plan.Plan, proto talmjob.Protocol, work func(cluster string) talmjob.Work,
 	kept map[string]string) (cgu.Jobs, error) {
 	out := cgu.Jobs{Work: map[string]talmjob.Work{}, Views: map[string]map[string]talmjob.View{}, Available: map[string]bool{},
-		Kept: kept}
+		Labels: map[string]map[string]string{}, Kept: kept}
 	for _, b := range p.Batches {
 		for _, c := range b.Clusters {
 			out.Order = append(out.Order, c)
@@ -445,6 +450,7 @@ func (g gatherer) jobs(ctx context.Context, p plan.Plan, proto talmjob.Protocol,
 				return out, fmt.Errorf("reading the managed cluster %s: %w", c, err)
 			}
 			out.Available[c] = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+			out.Labels[c] = mc.Labels
 		}
 	}
 	return out, nil

@@ -119,6 +119,8 @@ type Jobs struct {
 	// clusters are available.
 	Views     map[string]map[string]talmjob.View
 	Available map[string]bool
+	// Labels are each cluster's ManagedCluster labels.
+	Labels map[string]map[string]string
 	// Kept are the states the status holds (status.precaching.status,
 	// status.backup.status), by cluster.
 	Kept map[string]string
@@ -134,6 +136,9 @@ type Precache struct {
 	Jobs Jobs
 	// Elsewhere counts the clusters the hub's other rollouts are pre-caching.
 	Elsewhere int
+	// Bandwidth is what pre-caching against the PreCachingConfig's bandwidth budget reads;
+	// nil without one.
+	Bandwidth *Bandwidth
 }
 
 // Backup is what the backups before the upgrade show.

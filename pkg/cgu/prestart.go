@@ -2,6 +2,7 @@ package cgu
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -32,16 +33,22 @@ type jobRun struct {
 	running int
 }
 
+// capped starts clusters in plan order while fewer than limit of the hub's are under way
+// (zero: no cap).
+func capped(limit int) func(run *jobRun) []string {
+	return func(run *jobRun) []string { return prestart.ToStart(run.order, run.states, run.running, limit) }
+}
+
 func newJobRun(kind prestart.Kind, proto talmjob.Protocol, order []string) jobRun {
 	return jobRun{kind: kind, proto: proto, order: order, states: map[string]prestart.State{}, reasons: map[string]string{}}
 }
 
 // step moves each planned cluster's job on by one pass of TALM's state machine
-// (talmjob.Step) from the state the status holds. A cluster not started starts only while
-// fewer than limit clusters of the hub are under way (zero: no cap). past is true once the
-// kind's jobs ran past its overall bound: a cluster not done then timed out. failOnError
-// makes what TALM counts as an error fail the cluster. The writes go to in.
-func (run *jobRun) step(j Jobs, limit int, past, failOnError bool, in *Intents) {
+// (talmjob.Step) from the state the status holds. The clusters not started that start are
+// those toStart picks (capped: a fixed number under way). past is true once the kind's
+// jobs ran past its overall bound: a cluster not done then timed out. failOnError makes
+// what TALM counts as an error fail the cluster. The writes go to in.
+func (run *jobRun) step(j Jobs, toStart func(run *jobRun) []string, past, failOnError bool, in *Intents) {
 	for _, c := range run.order {
 		run.states[c] = run.kind.StateOf(j.Kept[c])
 		if run.states[c].Running() {
@@ -49,7 +56,7 @@ func (run *jobRun) step(j Jobs, limit int, past, failOnError bool, in *Intents) 
 		}
 	}
 	starting := map[string]bool{}
-	for _, c := range prestart.ToStart(run.order, run.states, run.running, limit) {
+	for _, c := range toStart(run) {
 		starting[c] = true
 		run.running++
 	}
@@ -112,6 +119,17 @@ type precacheRun struct {
 	jobRun
 	result    precache.Result
 	overrides []string
+	// plan is the bandwidth plan of the pulls left; nil without a budget.
+	plan *ranv1alpha1.PrecachePlan
+}
+
+// precacheDeadline is when pre-caching should have ended: spec.maintenanceWindows.startAt,
+// zero without.
+func precacheDeadline(cgu *ranv1alpha1.ClusterGroupUpgrade) time.Time {
+	if w := cgu.Spec.MaintenanceWindows; w != nil && w.StartAt != nil {
+		return w.StartAt.Time
+	}
+	return time.Time{}
 }
 
 // precaching decides, before the rollout starts and whatever spec.enable says, where the
@@ -129,7 +147,15 @@ func (p *pass) precaching() {
 		return
 	}
 	st.running = pf.Elsewhere
-	st.step(pf.Jobs, p.cfg.MaxConcurrentPrecaching, false, enabled(p.cgu), p.in)
+	toStart := capped(p.cfg.MaxConcurrentPrecaching)
+	if bw := pf.Bandwidth; bw != nil {
+		// The budget takes the place of the hub-wide cap.
+		toStart = func(run *jobRun) []string { return bw.starts(run.order, run.states) }
+	}
+	st.step(pf.Jobs, toStart, false, enabled(p.cgu), p.in)
+	if bw := pf.Bandwidth; bw != nil {
+		st.plan = bw.plan(st.order, st.states, p.now, precacheDeadline(p.cgu))
+	}
 	p.precacheFailed = st.leave(p.in, func(n int) *rollout.Problem {
 		return &rollout.Problem{Reason: ranv1alpha1.ReasonPrecachingFailedEverywhere,
 			Message: fmt.Sprintf("Pre-caching failed or timed out on all %d clusters; none is left to upgrade", n)}
@@ -177,7 +203,7 @@ func (p *pass) backingUp() {
 	}
 	p.backup = st
 	// As TALM's, every backup starts at once and an error leaves the cluster where it is.
-	st.step(bf.Jobs, 0, !p.now.Before(st.startedAt.Add(backup.Overall)), false, p.in)
+	st.step(bf.Jobs, capped(0), !p.now.Before(st.startedAt.Add(backup.Overall)), false, p.in)
 	p.backupFailed = st.leave(p.in, func(n int) *rollout.Problem {
 		return &rollout.Problem{Reason: ranv1alpha1.ReasonBackupFailedEverywhere,
 			Message: fmt.Sprintf("The backup failed or timed out on all %d clusters; none is left to upgrade", n)}

@@ -197,7 +197,11 @@ func (p *pass) setPrecacheStatus(st *ranv1alpha1.ClusterGroupUpgradeStatus) {
 	setCondition(st, gen, ranv1alpha1.ConditionPrecacheSpecValid, metav1.ConditionTrue, pc.result.Reason, pc.result.Message)
 	st.Precaching.Counts = prestart.Counts(pc.states)
 	st.Precaching.Status, st.Precaching.Clusters = talm.JobStates(pc.kind, pc.order, pc.states)
+	st.Precaching.Plan = pc.plan
 	status, reason, message := pc.kind.Condition(pc.states)
+	if reason == ranv1alpha1.ReasonInProgress {
+		message += planMessage(pc.plan)
+	}
 	setCondition(st, gen, ranv1alpha1.ConditionPrecachingSucceeded, status, reason, message)
 }
 

@@ -78,27 +78,49 @@ type Schedule struct {
 // Floor is the least time any schedule needs: the registry's bytes at its capacity, each
 // link's bytes at its capacity, or the slowest pull at its own ceiling, whichever is longest.
 func Floor(pulls []Pull, b Budget) time.Duration {
+	d, _ := floor(pulls, b)
+	return d
+}
+
+// Bound is what makes the floor: "registry", "link NAME" or "line of CLUSTER"; "" when
+// nothing bounds the pulls.
+func Bound(pulls []Pull, b Budget) string {
+	_, what := floor(pulls, b)
+	return what
+}
+
+func floor(pulls []Pull, b Budget) (time.Duration, string) {
 	var total int64
 	perLink := map[string]int64{}
-	longest := 0.0
+	longest, what := 0.0, ""
+	take := func(t float64, name string) {
+		if t > longest {
+			longest, what = t, name
+		}
+	}
 	for _, p := range pulls {
 		total += p.Bytes
 		if p.Link != "" {
 			perLink[p.Link] += p.Bytes
 		}
 		if p.Rate > 0 {
-			longest = math.Max(longest, float64(p.Bytes)/p.Rate)
+			take(float64(p.Bytes)/p.Rate, "line of "+p.Cluster)
 		}
 	}
 	if b.Registry > 0 {
-		longest = math.Max(longest, float64(total)/b.Registry)
+		take(float64(total)/b.Registry, "registry")
 	}
-	for link, bytes := range perLink {
+	links := make([]string, 0, len(perLink))
+	for link := range perLink {
+		links = append(links, link)
+	}
+	slices.Sort(links) // the same link named on a tie, run after run
+	for _, link := range links {
 		if c, ok := b.Links[link]; ok && c > 0 {
-			longest = math.Max(longest, float64(bytes)/c)
+			take(float64(perLink[link])/c, "link "+link)
 		}
 	}
-	return seconds(longest)
+	return seconds(longest), what
 }
 
 // Order is the order pulls start in: the longest alone at its own ceiling first, then the
