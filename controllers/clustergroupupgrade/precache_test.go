@@ -2,6 +2,7 @@ package clustergroupupgrade_test
 
 import (
 	"os"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -115,6 +116,60 @@ var _ = Describe("Pre-caching", func() {
 		Expect(final.Status.Counts.Total).To(Equal(2))
 		Expect(final.Status.Precaching.Counts).To(HaveKeyWithValue("Succeeded", 2))
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)(Default)).To(HaveField("Reason", ranv1alpha1.ReasonPrecachingCompleted))
+		for _, c := range clusters {
+			Expect(cached(c)(Default)).To(ConsistOf(f.Want()))
+		}
+	})
+
+	It("starts the clusters a bandwidth budget has room for, learns what they pull from their reports, and plans the rest", func(ctx SpecContext) {
+		f := pulltest.NewFixture(GinkgoT())
+		clusters := joinFleet(ctx, "precache-pipe", 3)
+		p := placeUpgradePolicy(ctx, "precache-pipe", 3)
+		// One rack's 100 Mbit/s uplink: the first cluster on a line of 10, the others of 100.
+		for i, c := range clusters {
+			setClusterLabel(ctx, c, "example.com/rack", "rack-a")
+			setClusterLabel(ctx, c, "example.com/line", map[bool]string{true: "10", false: "100"}[i == 0])
+		}
+		releases := []func(){fleet.SlowPrecache(clusters[0]), fleet.SlowPrecache(clusters[1])}
+		DeferCleanup(func() {
+			for _, release := range releases {
+				release()
+			}
+		})
+		cgu := newCGU("cgu-precache", "pipe", clusters, 3, p.Name)
+		cgu.Spec.PreCaching = true
+		fleet.MustCreate(ctx, cgu)
+		cgu.Spec.PreCachingConfigRef = preCachingConfig(ctx, cgu.Namespace, "pipe-config", f, func(pc *ranv1alpha1.PreCachingConfig) {
+			pc.Spec.Bandwidth = &ranv1alpha1.PrecacheBandwidth{LinkLabel: "example.com/rack", LineLabel: "example.com/line",
+				Links: []ranv1alpha1.PrecacheLink{{Name: "rack-a", Mbps: 100}}}
+		})
+		fleet.MustUpdate(ctx, cgu, func(c *ranv1alpha1.ClusterGroupUpgrade) { c.Spec.PreCachingConfigRef = cgu.Spec.PreCachingConfigRef })
+		precaching := func(g Gomega) *ranv1alpha1.PrecachingStatus {
+			st := fleet.Stored(ctx, cgu)(g).Status.Precaching
+			g.Expect(st).NotTo(BeNil())
+			return st
+		}
+
+		By("the first two hold the uplink (10 and the 90 left); the third waits")
+		running := Or(Equal("PreparingToStart"), Equal("Starting"), Equal("Active"))
+		Eventually(precaching).WithTimeout(settle).Should(HaveField("Status", MatchAllKeys(Keys{
+			clusters[0]: running, clusters[1]: running, clusters[2]: Equal("NotStarted")})))
+
+		By("their reports, read through the report views, say what a cluster pulls: the plan has an ETA, bound by the slow line")
+		Eventually(precaching).WithTimeout(settle).Should(HaveField("Plan", PointTo(MatchFields(IgnoreExtras, Fields{
+			"ETA": Not(BeNil()), "Bytes": BeNumerically(">", 0), "Bound": Equal("line of " + clusters[0])}))))
+		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)(Default)).To(
+			HaveField("Message", ContainSubstring("the bandwidth plan ends at")))
+		Consistently(precaching).WithTimeout(2*time.Second).Should(HaveField("Status", HaveKeyWithValue(clusters[2], "NotStarted")))
+
+		By("once the second is done, the third takes its share")
+		releases[1]()
+		Eventually(precaching).WithTimeout(settle).Should(HaveField("Status", MatchAllKeys(Keys{
+			clusters[0]: running, clusters[1]: Equal("Succeeded"), clusters[2]: Not(Equal("NotStarted"))})))
+		releases[0]()
+		Eventually(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)).WithTimeout(settle).Should(And(
+			Not(BeNil()), HaveField("Reason", ranv1alpha1.ReasonPrecachingCompleted)))
+		Expect(precaching(Default).Plan).To(BeNil(), "nothing is left to plan")
 		for _, c := range clusters {
 			Expect(cached(c)(Default)).To(ConsistOf(f.Want()))
 		}

@@ -1,6 +1,7 @@
 package cgu
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/pipe"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/prestart"
+	"github.com/cgu-operator/cgu-operator/pkg/talmjob"
 )
 
 // Pre-caching against bandwidth (a PreCachingConfig's spec.bandwidth): which clusters start
@@ -25,10 +27,24 @@ type Bandwidth struct {
 	Spec ranv1alpha1.PrecacheBandwidth
 	// Labels are each planned cluster's ManagedCluster labels.
 	Labels map[string]map[string]string
-	// Reports are what the precache Jobs reported, by cluster (precache.Summary).
-	Reports map[string]precache.Summary
 	// Within is the precache Jobs' timeout.
 	Within time.Duration
+}
+
+// Reports are what the precache Jobs reported, by cluster, as their report views show.
+type Reports map[string]precache.Summary
+
+// reportsOf reads the summaries the clusters' report views show.
+func reportsOf(j Jobs) Reports {
+	out := Reports{}
+	for c, views := range j.Views {
+		data := views[talmjob.Precache.ReportView].Data[precache.SummaryKey]
+		var s precache.Summary
+		if data != "" && json.Unmarshal([]byte(data), &s) == nil {
+			out[c] = s
+		}
+	}
+	return out
 }
 
 // budget is the spec's capacities in bytes a second.
@@ -49,9 +65,9 @@ func (b *Bandwidth) budget(pulls map[string]pipe.Pull) pipe.Budget {
 
 // estimate is what a cluster that has not reported pulls: the largest report, else the
 // spec's payloadSize, else 0 (unknown).
-func (b *Bandwidth) estimate() int64 {
+func (b *Bandwidth) estimate(reports Reports) int64 {
 	var largest int64
-	for _, r := range b.Reports {
+	for _, r := range reports {
 		largest = max(largest, r.ToPull)
 	}
 	if largest > 0 {
@@ -65,9 +81,9 @@ func (b *Bandwidth) estimate() int64 {
 
 // pulls are the clusters' pulls: their link and line from their labels, and what they still
 // pull, from their report or the estimate.
-func (b *Bandwidth) pulls(order []string) map[string]pipe.Pull {
+func (b *Bandwidth) pulls(order []string, reports Reports) map[string]pipe.Pull {
 	out := make(map[string]pipe.Pull, len(order))
-	estimate := b.estimate()
+	estimate := b.estimate(reports)
 	for _, c := range order {
 		p := pipe.Pull{Cluster: c, Bytes: estimate}
 		labels := b.Labels[c]
@@ -79,7 +95,7 @@ func (b *Bandwidth) pulls(order []string) map[string]pipe.Pull {
 				p.Rate = float64(v) * mbps
 			}
 		}
-		if r, ok := b.Reports[c]; ok && r.ToPull > 0 {
+		if r, ok := reports[c]; ok && r.ToPull > 0 {
 			p.Bytes = max(r.ToPull-r.Bytes, 0)
 		}
 		out[c] = p
@@ -90,8 +106,8 @@ func (b *Bandwidth) pulls(order []string) map[string]pipe.Pull {
 // starts are the clusters to start pre-caching now, in the order they start: pipe.Admit
 // over the clusters under way (in plan order: the status keeps no start order) and those
 // not started.
-func (b *Bandwidth) starts(order []string, states map[string]prestart.State) []string {
-	pulls := b.pulls(order)
+func (b *Bandwidth) starts(order []string, states map[string]prestart.State, reports Reports) []string {
+	pulls := b.pulls(order, reports)
 	var running, waiting []pipe.Pull
 	for _, c := range order {
 		switch {
@@ -110,8 +126,8 @@ func (b *Bandwidth) starts(order []string, states map[string]prestart.State) []s
 
 // plan is the plan of the pulls left (under way and not started) from now, with deadline
 // (zero: none); nil when none is left.
-func (b *Bandwidth) plan(order []string, states map[string]prestart.State, now, deadline time.Time) *ranv1alpha1.PrecachePlan {
-	pulls := b.pulls(order)
+func (b *Bandwidth) plan(order []string, states map[string]prestart.State, reports Reports, now, deadline time.Time) *ranv1alpha1.PrecachePlan {
+	pulls := b.pulls(order, reports)
 	var left []pipe.Pull
 	out := &ranv1alpha1.PrecachePlan{}
 	for _, c := range order {
@@ -126,7 +142,7 @@ func (b *Bandwidth) plan(order []string, states map[string]prestart.State, now, 
 	if !deadline.IsZero() {
 		out.Deadline = &metav1.Time{Time: deadline}
 	}
-	if b.estimate() == 0 {
+	if b.estimate(reports) == 0 {
 		return out
 	}
 	budget := b.budget(pulls)

@@ -1,6 +1,7 @@
 package cgu
 
 import (
+	"encoding/json"
 	"maps"
 	"strings"
 	"testing"
@@ -77,9 +78,12 @@ func TestPrecachePlanAndItsLateness(t *testing.T) {
 		t.Errorf("late %q, want %q", plan.Late, want)
 	}
 
-	// c1 reported: 400 MB pulled of 1 GB; the others' estimate is its report, the largest.
+	// c1's report view shows 400 MB pulled of 2 GB; the others' estimate is its report, the
+	// largest.
 	f = bandwidthFacts(map[string]string{"c1": running})
-	f.Precache.Bandwidth.Reports = map[string]precache.Summary{"c1": {ToPull: 2e9, Bytes: 4e8}}
+	summary, _ := json.Marshal(precache.Summary{Run: "r", Phase: precache.PhasePulling, ToPull: 2e9, Bytes: 4e8})
+	f.Precache.Jobs.Views["c1"] = map[string]talmjob.View{talmjob.Precache.ReportView: {Exists: true, Answered: true, Found: true,
+		Data: map[string]string{precache.SummaryKey: string(summary)}}}
 	plan = Decide(f, Config{}, decideAt).Status.Precaching.Plan
 	if plan.Bytes != 16e8+2e9+2e9 {
 		t.Errorf("%d bytes left, want c1's 1.6 GB and 2 GB for each of the others", plan.Bytes)

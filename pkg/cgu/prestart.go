@@ -148,13 +148,15 @@ func (p *pass) precaching() {
 	}
 	st.running = pf.Elsewhere
 	toStart := capped(p.cfg.MaxConcurrentPrecaching)
+	var reports Reports
 	if bw := pf.Bandwidth; bw != nil {
+		reports = reportsOf(pf.Jobs)
 		// The budget takes the place of the hub-wide cap.
-		toStart = func(run *jobRun) []string { return bw.starts(run.order, run.states) }
+		toStart = func(run *jobRun) []string { return bw.starts(run.order, run.states, reports) }
 	}
 	st.step(pf.Jobs, toStart, false, enabled(p.cgu), p.in)
 	if bw := pf.Bandwidth; bw != nil {
-		st.plan = bw.plan(st.order, st.states, p.now, precacheDeadline(p.cgu))
+		st.plan = bw.plan(st.order, st.states, reports, p.now, precacheDeadline(p.cgu))
 	}
 	p.precacheFailed = st.leave(p.in, func(n int) *rollout.Problem {
 		return &rollout.Problem{Reason: ranv1alpha1.ReasonPrecachingFailedEverywhere,

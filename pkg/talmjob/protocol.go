@@ -54,6 +54,9 @@ type Protocol struct {
 	// namespace gone (pre-caching); without it (the backup) a cluster is Starting after one
 	// pass.
 	WaitForNamespace bool
+	// ReportView names the view of ReportConfigMap, the ConfigMap the Job reports its
+	// progress in, made with the Job; "" for none. Not TALM's: TALM's Jobs report nothing.
+	ReportView, ReportConfigMap string
 }
 
 // DependencyView is a view of one of the Job's dependencies.
@@ -85,6 +88,7 @@ var Precache = Protocol{
 		{Name: "view-precache-cluster-role-binding", Resource: "clusterrolebinding", Object: "pre-cache-crb"},
 	},
 	Timeout: "PrecacheTimeout", WaitForNamespace: true,
+	ReportView: "view-precache-report", ReportConfigMap: "pre-cache-report",
 }
 
 // Backup is TALM's backup before the upgrade.
@@ -106,6 +110,9 @@ func (p Protocol) Views() []string {
 	out := []string{p.NamespaceView, p.JobView}
 	for _, v := range p.DependencyViews {
 		out = append(out, v.Name)
+	}
+	if p.ReportView != "" {
+		out = append(out, p.ReportView)
 	}
 	return out
 }
@@ -196,6 +203,15 @@ func (p Protocol) namespaceView(w Work) *viewv1beta1.ManagedClusterView {
 
 func (p Protocol) jobView(w Work) *viewv1beta1.ManagedClusterView {
 	return p.view(w, p.JobView, "jobs", p.Namespace, p.Job, w.UpdateIntervalSeconds)
+}
+
+// jobViews are the view of the Job and, with a report, the view of its report.
+func (p Protocol) jobViews(w Work) []*viewv1beta1.ManagedClusterView {
+	out := []*viewv1beta1.ManagedClusterView{p.jobView(w)}
+	if p.ReportView != "" {
+		out = append(out, p.view(w, p.ReportView, "configmaps", p.Namespace, p.ReportConfigMap, w.UpdateIntervalSeconds))
+	}
+	return out
 }
 
 // deleteActions remove the namespace, and with it everything in it, and the binding.

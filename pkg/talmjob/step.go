@@ -25,6 +25,8 @@ type View struct {
 	Failure string
 	// Job is the Job a Job view shows.
 	Job *batchv1.Job
+	// Data is the data of the ConfigMap a view of a ConfigMap shows.
+	Data map[string]string
 }
 
 // ReadView is what a view (nil: missing) shows; a Job view's result is read as a Job.
@@ -44,10 +46,16 @@ func ReadView(v *viewv1beta1.ManagedClusterView, job bool) View {
 	case !strings.HasSuffix(c.Message, "not found"):
 		out.Failure = c.Message
 	}
-	if out.Found && job {
+	switch {
+	case out.Found && job:
 		out.Job = &batchv1.Job{}
 		if len(v.Status.Result.Raw) > 0 {
 			_ = json.Unmarshal(v.Status.Result.Raw, out.Job) // a result that is not a Job reads as a Job with no status
+		}
+	case out.Found && len(v.Status.Result.Raw) > 0:
+		var cm corev1.ConfigMap
+		if json.Unmarshal(v.Status.Result.Raw, &cm) == nil && cm.Kind == "ConfigMap" {
+			out.Data = cm.Data
 		}
 	}
 	return out
@@ -305,10 +313,10 @@ func (p Protocol) dependencies(w Work) Intents {
 	return in
 }
 
-// deploy creates the Job and its view.
+// deploy creates the Job and its views.
 func (p Protocol) deploy(w Work) Intents {
 	return Intents{Actions: []*actionv1beta1.ManagedClusterAction{p.createAction(w, whatJobCreate, "job", p.Namespace, p.job(w))},
-		Views: []*viewv1beta1.ManagedClusterView{p.jobView(w)}}
+		Views: p.jobViews(w)}
 }
 
 // job is the Job: the caller's pod, run once (backoffLimit 0), as the protocol's service

@@ -130,7 +130,7 @@ func TestStep(t *testing.T) {
 		},
 		"then the Job, once its view shows none": {
 			proto: Precache, facts: Facts{State: Starting, Views: depsFound(map[string]View{"view-precache-job": notFound})}, state: Starting,
-			actions: []string{"precache-job-create"}, views: []string{"view-precache-job"}, deleteViews: []string{"view-precache-job"},
+			actions: []string{"precache-job-create"}, views: []string{"view-precache-job", "view-precache-report"}, deleteViews: []string{"view-precache-job"},
 		},
 		"the backup makes its Job and view at once": {
 			proto: Backup, facts: Facts{State: Starting, Views: map[string]View{"view-backup-namespace": found}}, state: Starting,
@@ -289,6 +289,16 @@ func TestReadView(t *testing.T) {
 	}
 	if got := ReadView(nil, false); got.Exists {
 		t.Errorf("missing: %+v", got)
+	}
+	// A view of a ConfigMap shows its data; a view of anything else shows none.
+	cm, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]string{"summary.json": "{}"}})
+	found := []metav1.Condition{{Type: viewv1beta1.ConditionViewProcessing, Status: metav1.ConditionTrue}}
+	report := &viewv1beta1.ManagedClusterView{Status: viewv1beta1.ViewStatus{Conditions: found, Result: runtime.RawExtension{Raw: cm}}}
+	if got := ReadView(report, false); got.Data["summary.json"] != "{}" {
+		t.Errorf("a ConfigMap's view: %+v", got)
+	}
+	if got := ReadView(&viewv1beta1.ManagedClusterView{Status: viewv1beta1.ViewStatus{Conditions: found, Result: runtime.RawExtension{Raw: raw}}}, false); got.Data != nil {
+		t.Errorf("a Job's view read as a ConfigMap: %+v", got)
 	}
 	if UpdateInterval(1) != 30 || UpdateInterval(10) != 60 || UpdateInterval(1000) != 300 {
 		t.Errorf("update intervals %d %d %d", UpdateInterval(1), UpdateInterval(10), UpdateInterval(1000))

@@ -92,8 +92,11 @@ type Env struct {
 	// risk says how Risk evaluates on a cluster: true applies, false does not, absent
 	// fails (Unknown).
 	risk map[string]bool
-	// stalledPrecache are the clusters whose precache program hangs (StallPrecache).
+	// stalledPrecache are the clusters whose precache program hangs (StallPrecache);
+	// slowPrecache those whose program, once it reported what it pulls, waits for its channel
+	// to close (SlowPrecache).
 	stalledPrecache map[string]bool
+	slowPrecache    map[string]chan struct{}
 	// stalledBackup are the clusters whose backup program hangs (StallBackup); nodeFree
 	// is the free space of a cluster's recovery directory (SetNodeFreeSpace).
 	stalledBackup map[string]bool
@@ -128,7 +131,7 @@ func startWith(ctx context.Context, log logr.Logger, configure func(*operator.Op
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Hub: hub, Clock: clocktesting.NewFakeClock(Epoch), risk: map[string]bool{}, stalledPrecache: map[string]bool{},
+	e := &Env{Hub: hub, Clock: clocktesting.NewFakeClock(Epoch), risk: map[string]bool{}, stalledPrecache: map[string]bool{}, slowPrecache: map[string]chan struct{}{},
 		stalledBackup: map[string]bool{}, nodeFree: map[string]uint64{}}
 	if err := e.start(ctx, log, configure, configureSim); err != nil {
 		return nil, errors.Join(err, hub.Stop())

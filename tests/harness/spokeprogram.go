@@ -160,9 +160,17 @@ func (e *Env) runPrecache(ctx context.Context, cluster string, job *batchv1.Job,
 		return sim.JobFailed("precache pull: " + err.Error())
 	}
 	store := nodeStore{Store: layout, free: int64(min(e.nodeFreeSpace(cluster), math.MaxInt64))}
+	slow := e.precacheSlowed(cluster)
 	report := func(s precache.Summary) {
 		if *namespace != "" && *name != "" {
 			_ = e.writeSummary(cluster, *namespace, *name, s)
+		}
+		if s.Phase == precache.PhasePulling && slow != nil {
+			select { // a slow line: the pull goes on once released
+			case <-slow:
+			case <-ctx.Done():
+			}
+			slow = nil
 		}
 	}
 	opts := pull.Options{Run: *run, Source: pull.Remote{}, Backoff: func(int) time.Duration { return 10 * time.Millisecond }}
@@ -223,6 +231,30 @@ func (e *Env) StallPrecache(cluster string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.stalledPrecache[cluster] = true
+}
+
+// SlowPrecache makes the precache program of a cluster, once it reported what it pulls (its
+// Pulling phase), wait until release is called or its Job ends: a pull on a slow line.
+func (e *Env) SlowPrecache(cluster string) (release func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ch := make(chan struct{})
+	e.slowPrecache[cluster] = ch
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			close(ch)
+			delete(e.slowPrecache, cluster)
+		})
+	}
+}
+
+func (e *Env) precacheSlowed(cluster string) chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.slowPrecache[cluster]
 }
 
 func (e *Env) precacheStalled(cluster string) bool {
