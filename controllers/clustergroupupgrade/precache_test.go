@@ -160,7 +160,7 @@ var _ = Describe("Pre-caching", func() {
 			"ETA": Not(BeNil()), "Bytes": BeNumerically(">", 0), "Bound": Equal("line of " + clusters[0])}))))
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)(Default)).To(
 			HaveField("Message", ContainSubstring("the bandwidth plan ends at")))
-		Consistently(precaching).WithTimeout(2*time.Second).Should(HaveField("Status", HaveKeyWithValue(clusters[2], "NotStarted")))
+		Consistently(precaching).WithTimeout(2 * time.Second).Should(HaveField("Status", HaveKeyWithValue(clusters[2], "NotStarted")))
 
 		By("once the second is done, the third takes its share")
 		releases[1]()

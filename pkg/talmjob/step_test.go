@@ -268,6 +268,20 @@ func TestDependencyAndTeardownObjects(t *testing.T) {
 	}
 }
 
+// A view of a ConfigMap shows its data; a view of anything else shows none.
+func TestReadViewOfAConfigMap(t *testing.T) {
+	cm, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]string{"summary.json": "{}"}})
+	job, _ := json.Marshal(map[string]any{"apiVersion": "batch/v1", "kind": "Job", "status": map[string]any{"active": 1}})
+	found := []metav1.Condition{{Type: viewv1beta1.ConditionViewProcessing, Status: metav1.ConditionTrue}}
+	report := &viewv1beta1.ManagedClusterView{Status: viewv1beta1.ViewStatus{Conditions: found, Result: runtime.RawExtension{Raw: cm}}}
+	if got := ReadView(report, false); got.Data["summary.json"] != "{}" {
+		t.Errorf("a ConfigMap's view: %+v", got)
+	}
+	if got := ReadView(&viewv1beta1.ManagedClusterView{Status: viewv1beta1.ViewStatus{Conditions: found, Result: runtime.RawExtension{Raw: job}}}, false); got.Data != nil {
+		t.Errorf("a Job's view read as a ConfigMap: %+v", got)
+	}
+}
+
 func TestReadView(t *testing.T) {
 	raw, _ := json.Marshal(map[string]any{"status": map[string]any{"active": 0, "succeeded": 1}})
 	v := &viewv1beta1.ManagedClusterView{Status: viewv1beta1.ViewStatus{
@@ -289,16 +303,6 @@ func TestReadView(t *testing.T) {
 	}
 	if got := ReadView(nil, false); got.Exists {
 		t.Errorf("missing: %+v", got)
-	}
-	// A view of a ConfigMap shows its data; a view of anything else shows none.
-	cm, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]string{"summary.json": "{}"}})
-	found := []metav1.Condition{{Type: viewv1beta1.ConditionViewProcessing, Status: metav1.ConditionTrue}}
-	report := &viewv1beta1.ManagedClusterView{Status: viewv1beta1.ViewStatus{Conditions: found, Result: runtime.RawExtension{Raw: cm}}}
-	if got := ReadView(report, false); got.Data["summary.json"] != "{}" {
-		t.Errorf("a ConfigMap's view: %+v", got)
-	}
-	if got := ReadView(&viewv1beta1.ManagedClusterView{Status: viewv1beta1.ViewStatus{Conditions: found, Result: runtime.RawExtension{Raw: raw}}}, false); got.Data != nil {
-		t.Errorf("a Job's view read as a ConfigMap: %+v", got)
 	}
 	if UpdateInterval(1) != 30 || UpdateInterval(10) != 60 || UpdateInterval(1000) != 300 {
 		t.Errorf("update intervals %d %d %d", UpdateInterval(1), UpdateInterval(10), UpdateInterval(1000))
