@@ -924,6 +924,21 @@ type PrecachePlan struct {
 	// Unbounded counts the clusters no capacity bounds: the plan gives them no time.
 	// +optional
 	Unbounded int `json:"unbounded,omitempty"`
+	// Slow are the slowest of the pulls under way that pull at less than a quarter of the
+	// share the network gives them, at most 10; SlowCount counts them all.
+	// +optional
+	// +kubebuilder:validation:MaxItems=10
+	Slow      []SlowPull `json:"slow,omitempty"`
+	SlowCount int        `json:"slowCount,omitempty"`
+}
+
+// SlowPull is a pull that falls far below its share.
+type SlowPull struct {
+	Cluster string `json:"cluster"`
+	// Kbps is the rate it pulled at since its Job started, in kbit/s.
+	Kbps int64 `json:"kbps"`
+	// ShareKbps is what the pulls under way and the budget leave it (pipe.Fair), in kbit/s.
+	ShareKbps int64 `json:"shareKbps"`
 }
 
 // WaitingStatus is what a rollout waits for between two batches.

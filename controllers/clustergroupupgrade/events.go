@@ -1,8 +1,10 @@
 package clustergroupupgrade
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -32,6 +34,13 @@ const (
 // values from TALM's deprecated overrides ConfigMap.
 const EventOverridesDeprecated = "PrecacheOverridesDeprecated"
 
+// Event reasons of the bandwidth plan of pre-caching: the plan turned late for the rollout's
+// start, and pulls newly found far below their share.
+const (
+	EventPrecachingLate   = "PrecachingLate"
+	EventPrecachePullSlow = "PrecachePullSlow"
+)
+
 // emitEvents marks the transitions of the ClusterGroupUpgrade's status write.
 func (r *Reconciler) emitEvents(s *scope) {
 	for _, e := range statusEvents(s) {
@@ -50,6 +59,43 @@ func (r *Reconciler) emitEvents(s *scope) {
 			"Pre-caching takes %s from ConfigMap %s/%s, which is deprecated: set them in a PreCachingConfig (spec.preCachingConfigRef)",
 			strings.Join(p.Overrides, ", "), s.cgu.Namespace, precache.OverridesConfigMap)
 	}
+	r.emitPlanEvents(s)
+}
+
+// emitPlanEvents marks the bandwidth plan turning late, and the pulls it newly names slow.
+func (r *Reconciler) emitPlanEvents(s *scope) {
+	before, after := planOf(s.before.Precaching), planOf(s.cgu.Status.Precaching)
+	if after == nil {
+		return
+	}
+	if after.Late != "" && after.ETA != nil && after.Deadline != nil && (before == nil || before.Late == "") {
+		r.event(s, corev1.EventTypeWarning, EventPrecachingLate,
+			"The bandwidth plan of pre-caching ends at %s, %s after the rollout's start at %s; it is bound by the %s",
+			after.ETA.UTC().Format(time.RFC3339), after.Late, after.Deadline.UTC().Format(time.RFC3339), after.Bound)
+	}
+	var was []string
+	if before != nil {
+		for _, p := range before.Slow {
+			was = append(was, p.Cluster)
+		}
+	}
+	var newly []string
+	for _, p := range after.Slow {
+		if !slices.Contains(was, p.Cluster) {
+			newly = append(newly, fmt.Sprintf("%s (%d kbit/s of a share of %d)", p.Cluster, p.Kbps, p.ShareKbps))
+		}
+	}
+	if len(newly) > 0 {
+		r.event(s, corev1.EventTypeWarning, EventPrecachePullSlow, "Pre-caching pulls at under a quarter of its share on %s; %d pulls are that slow",
+			strings.Join(newly, ", "), after.SlowCount)
+	}
+}
+
+func planOf(p *ranv1alpha1.PrecachingStatus) *ranv1alpha1.PrecachePlan {
+	if p == nil {
+		return nil
+	}
+	return p.Plan
 }
 
 // statusEvents are the events of the transitions from s.before to the written status.

@@ -138,6 +138,9 @@ var _ = Describe("Pre-caching", func() {
 		})
 		cgu := newCGU("cgu-precache", "pipe", clusters, 3, p.Name)
 		cgu.Spec.PreCaching = true
+		// The rollout may start now: a plan that needs any time is late.
+		start := metav1.NewTime(fleet.Clock.Now())
+		cgu.Spec.MaintenanceWindows = &ranv1alpha1.MaintenanceWindows{StartAt: &start}
 		fleet.MustCreate(ctx, cgu)
 		cgu.Spec.PreCachingConfigRef = preCachingConfig(ctx, cgu.Namespace, "pipe-config", f, func(pc *ranv1alpha1.PreCachingConfig) {
 			pc.Spec.Bandwidth = &ranv1alpha1.PrecacheBandwidth{LinkLabel: "example.com/rack", LineLabel: "example.com/line",
@@ -157,9 +160,14 @@ var _ = Describe("Pre-caching", func() {
 
 		By("their reports, read through the report views, say what a cluster pulls: the plan has an ETA, bound by the slow line")
 		Eventually(precaching).WithTimeout(settle).Should(HaveField("Plan", PointTo(MatchFields(IgnoreExtras, Fields{
-			"ETA": Not(BeNil()), "Bytes": BeNumerically(">", 0), "Bound": Equal("line of " + clusters[0])}))))
+			"ETA": Not(BeNil()), "Bytes": BeNumerically(">", 0), "Bound": Equal("line of " + clusters[0]),
+			"Deadline": Not(BeNil()), "Late": Not(BeEmpty())}))))
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionPrecachingSucceeded)(Default)).To(
-			HaveField("Message", ContainSubstring("the bandwidth plan ends at")))
+			HaveField("Message", MatchRegexp(`the bandwidth plan ends at \S+, \S+ after the start at`)))
+		Eventually(events(ctx, cgu)).WithTimeout(settle).Should(HaveKeyWithValue(clustergroupupgrade.EventPrecachingLate, 1))
+		code, out := kubectlCGU(ctx, "preflight", cgu.Name, "-n", cgu.Namespace)
+		Expect(code).To(BeZero(), out)
+		Expect(out).To(MatchRegexp(`Pre-cache plan: ends at \S+, \S+ after the start at \S+ \(LATE\); bound by the line of ` + clusters[0]))
 		Consistently(precaching).WithTimeout(2 * time.Second).Should(HaveField("Status", HaveKeyWithValue(clusters[2], "NotStarted")))
 
 		By("once the second is done, the third takes its share")

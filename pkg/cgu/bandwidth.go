@@ -1,8 +1,11 @@
 package cgu
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -21,6 +24,14 @@ import (
 
 // mbps is a megabit a second in bytes a second.
 const mbps = 1e6 / 8
+
+// A pull is judged once it ran slowAfter: slow when its rate is under slowShare of what the
+// network gives it. At most maxSlowListed are named.
+const (
+	slowAfter     = 2 * time.Minute
+	slowShare     = 0.25
+	maxSlowListed = 10
+)
 
 // Bandwidth is what pre-caching against bandwidth is decided from.
 type Bandwidth struct {
@@ -155,6 +166,40 @@ func (b *Bandwidth) plan(order []string, states map[string]prestart.State, repor
 	if !deadline.IsZero() && eta.After(deadline) {
 		out.Late = eta.Sub(deadline).String()
 	}
+	return out
+}
+
+// slow are the pulls under way, judged once they ran slowAfter, whose rate since their Job
+// started (the report's bytes over the Job's time) is under slowShare of their Fair share
+// among the pulls under way, the slowest against their share first.
+func (b *Bandwidth) slow(order []string, states map[string]prestart.State, reports Reports, jobs Jobs, now time.Time) []ranv1alpha1.SlowPull {
+	pulls := b.pulls(order, reports)
+	var running []pipe.Pull
+	for _, c := range order {
+		if states[c].Running() {
+			running = append(running, pulls[c])
+		}
+	}
+	shares := pipe.Fair(running, b.budget(pulls))
+	var out []ranv1alpha1.SlowPull
+	for i, p := range running {
+		r, reported := reports[p.Cluster]
+		job := jobs.Views[p.Cluster][talmjob.Precache.JobView].Job
+		if !reported || r.Phase != precache.PhasePulling || job == nil || job.Status.StartTime == nil || math.IsInf(shares[i], 1) {
+			continue
+		}
+		ran := now.Sub(job.Status.StartTime.Time)
+		if ran < slowAfter {
+			continue
+		}
+		if rate := float64(r.Bytes) / ran.Seconds(); rate < slowShare*shares[i] {
+			out = append(out, ranv1alpha1.SlowPull{Cluster: p.Cluster, Kbps: int64(rate * 8 / 1e3), ShareKbps: int64(shares[i] * 8 / 1e3)})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b ranv1alpha1.SlowPull) int {
+		// a.Kbps/a.ShareKbps against b's, in integers
+		return cmp.Compare(a.Kbps*max(b.ShareKbps, 1), b.Kbps*max(a.ShareKbps, 1))
+	})
 	return out
 }
 

@@ -3,10 +3,12 @@ package cgu
 import (
 	"encoding/json"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -101,5 +103,29 @@ func TestPrecachePlanAndItsLateness(t *testing.T) {
 	done := map[string]string{"c1": succeeded, "c2": succeeded, "c3": succeeded}
 	if p := Decide(bandwidthFacts(done), Config{}, decideAt).Status.Precaching.Plan; p != nil {
 		t.Errorf("plan %+v with nothing left", p)
+	}
+}
+
+// A pull far below its share is named once it ran two minutes; one at half its share, or
+// one that just started, is not.
+func TestSlowPullsAreNamed(t *testing.T) {
+	f := bandwidthFacts(map[string]string{"c1": running, "c2": running, "c3": running})
+	view := func(started time.Duration, pulled int64) map[string]talmjob.View {
+		summary, _ := json.Marshal(precache.Summary{Phase: precache.PhasePulling, ToPull: 4e9, Bytes: pulled})
+		job := &batchv1.Job{Status: batchv1.JobStatus{Active: 1, StartTime: &metav1.Time{Time: decideAt.Add(-started)}}}
+		return map[string]talmjob.View{
+			talmjob.Precache.JobView:    {Exists: true, Answered: true, Found: true, Job: job},
+			talmjob.Precache.ReportView: {Exists: true, Answered: true, Found: true, Data: map[string]string{precache.SummaryKey: string(summary)}},
+		}
+	}
+	// The link's 100 Mbit/s shared: c1 its line of 10, c2 and c3 45 each. In 10 minutes c1
+	// pulled 1 MB (13 kbit/s), c2 half its share's bytes; c3 started a minute ago with nothing.
+	f.Precache.Jobs.Views["c1"] = view(10*time.Minute, 1e6)
+	f.Precache.Jobs.Views["c2"] = view(10*time.Minute, int64(600*45*mbps/2))
+	f.Precache.Jobs.Views["c3"] = view(time.Minute, 0)
+	plan := Decide(f, Config{}, decideAt).Status.Precaching.Plan
+	want := []ranv1alpha1.SlowPull{{Cluster: "c1", Kbps: 13, ShareKbps: 10000}}
+	if plan == nil || !slices.Equal(plan.Slow, want) || plan.SlowCount != 1 {
+		t.Fatalf("plan %+v, want c1 alone slow: %+v", plan, want)
 	}
 }

@@ -157,6 +157,9 @@ func (p *pass) precaching() {
 	st.step(pf.Jobs, toStart, false, enabled(p.cgu), p.in)
 	if bw := pf.Bandwidth; bw != nil {
 		st.plan = bw.plan(st.order, st.states, reports, p.now, precacheDeadline(p.cgu))
+		if slow := bw.slow(st.order, st.states, reports, pf.Jobs, p.now); st.plan != nil && len(slow) > 0 {
+			st.plan.Slow, st.plan.SlowCount = slow[:min(len(slow), maxSlowListed)], len(slow)
+		}
 	}
 	p.precacheFailed = st.leave(p.in, func(n int) *rollout.Problem {
 		return &rollout.Problem{Reason: ranv1alpha1.ReasonPrecachingFailedEverywhere,

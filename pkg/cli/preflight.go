@@ -37,6 +37,9 @@ type PreflightOutput struct {
 	Clusters []PreflightCluster `json:"clusters"`
 	// Estimate is how long the batches left may take.
 	Estimate estimate.Estimate `json:"estimate"`
+	// PrecachePlan is the bandwidth plan of the pre-caching left, as the status holds it;
+	// absent without a PreCachingConfig's bandwidth, or once no pull is left.
+	PrecachePlan *ranv1alpha1.PrecachePlan `json:"precachePlan,omitempty"`
 }
 
 // PreflightCluster is what the preflight found for one cluster.
@@ -156,6 +159,9 @@ func (o *preflightOptions) preflight(ctx context.Context, c client.Client, cgu *
 		return PreflightOutput{}, hubError(err)
 	}
 	out.Estimate = estimateOf(cgu, out.Plan, frozen)
+	if cgu.Status.Precaching != nil {
+		out.PrecachePlan = cgu.Status.Precaching.Plan
+	}
 	return out, nil
 }
 
@@ -277,6 +283,9 @@ func writePreflight(w io.Writer, p painter, cgu *ranv1alpha1.ClusterGroupUpgrade
 		fmt.Fprintf(&b, "Upgrade checks: %s\n", checkCounts(out.Clusters))
 	}
 	b.WriteString("Estimated duration: " + estimate.Text(out.Estimate) + "\n")
+	if line := precache.PlanText(out.PrecachePlan); line != "" {
+		b.WriteString(line + "\n")
+	}
 	if len(out.Clusters) == 0 {
 		b.WriteString("No cluster is left to start\n")
 		_, err := io.WriteString(w, b.String())

@@ -15,6 +15,7 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/estimate"
 	"github.com/cgu-operator/cgu-operator/pkg/mcu"
+	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/talm"
 )
 
@@ -155,6 +156,17 @@ type Detail struct {
 	// Analysis has the analysis of each batch that ran one (spec.analysis), in plan order,
 	// the latest AnalysisLimit.
 	Analysis []BatchAnalysis `json:"analysis,omitempty"`
+	// Precache is where the pre-caching of a rollout not started stands.
+	Precache *Precache `json:"precache,omitempty"`
+}
+
+// Precache is where pre-caching stands before the rollout starts: the clusters by precache
+// state, the bandwidth plan, and the plan as kubectl cgu preflight says it (Text, empty
+// without a plan).
+type Precache struct {
+	Counts map[string]int            `json:"counts"`
+	Plan   *ranv1alpha1.PrecachePlan `json:"plan,omitempty"`
+	Text   string                    `json:"text,omitempty"`
 }
 
 // BatchAnalysis is the analysis of one batch: its gates' verdicts and measurements.
@@ -525,6 +537,9 @@ func UpgradeDetail(cgu *ranv1alpha1.ClusterGroupUpgrade, records []ranv1alpha1.C
 		d.ETA = eta(cgu, d.Timeline, records)
 	}
 	d.Actions = actions(cgu)
+	if pc := st.Precaching; pc != nil && st.StartedAt == nil {
+		d.Precache = &Precache{Counts: pc.Counts, Plan: pc.Plan, Text: precache.PlanText(pc.Plan)}
+	}
 	d.Analysis = analyses(records, cgu.Spec.Analysis)
 	d.Progress = ProgressOf(cgu, records, events, d.Timeline, d.ETA, now)
 	batchOf := map[string]int{}

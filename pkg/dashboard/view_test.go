@@ -582,3 +582,22 @@ func TestAnalysisIsBounded(t *testing.T) {
 		t.Errorf("the analysis of a long plan is %d bytes, more than 256 KiB", len(data))
 	}
 }
+
+// Before the start, the page shows the pre-caching and its plan; once started, it does not.
+func TestPrecacheBeforeTheStart(t *testing.T) {
+	plan := &ranv1alpha1.PrecachePlan{ETA: at(30), Bound: "registry", Bytes: 1 << 30}
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "u"},
+		Status: ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotStarted,
+			Precaching: &ranv1alpha1.PrecachingStatus{Counts: map[string]int{"Active": 2, "NotStarted": 1}, Plan: plan}},
+	}
+	d := UpgradeDetail(cgu, nil, nil, at(0).Time)
+	if d.Precache == nil || d.Precache.Counts["Active"] != 2 || d.Precache.Plan != plan ||
+		!strings.HasPrefix(d.Precache.Text, "Pre-cache plan: ends at ") {
+		t.Fatalf("precache %+v", d.Precache)
+	}
+	cgu.Status.StartedAt = at(40)
+	if d := UpgradeDetail(cgu, nil, nil, at(41).Time); d.Precache != nil {
+		t.Errorf("a started rollout shows its pre-caching: %+v", d.Precache)
+	}
+}

@@ -296,7 +296,7 @@ function Detail() {
       <span class="message">${d.message || ""}</span></div>
     ${d.wait ? html`<div class="waitbox"><b>${(waitTitles[d.wait.kind] || d.wait.kind) + ": "}</b>${d.wait.message || d.wait.reason}${
       d.wait.until ? " (until " + clock(d.wait.until) + ", " + ago(d.wait.until) + ")" : ""}</div>` : null}
-    ${d.kind === "ImageBasedGroupUpgrade" ? html`<${Steps} d=${d} />` : d.kind === "ManagedClustersUpgrade" ? html`<${Release} d=${d} />` : html`<${Timeline} d=${d} />`}
+    ${d.kind === "ImageBasedGroupUpgrade" ? html`<${Steps} d=${d} />` : d.kind === "ManagedClustersUpgrade" ? html`<${Release} d=${d} />` : html`<${Precache} d=${d} /><${Timeline} d=${d} />`}
     <${Running} d=${d} />
     <${FleetMap} d=${d} />
     <${Chart} d=${d} />
@@ -369,6 +369,18 @@ function Spread({ d }) {
   return html`<p id="spread">${"Spread: " + keys.join("; ") + ". " + (d.spreadAddedBatches ?
     "The spread added " + count(d.spreadAddedBatches, "batch", "batches") + " to those maxConcurrency alone makes." :
     "The spread added no batch.")}</p>`;
+}
+
+// Precache shows where the pre-caching of a rollout not started stands: the clusters by
+// precache state and, with a bandwidth budget, when its plan ends.
+function Precache({ d }) {
+  const p = d.precache;
+  if (!p) return null;
+  const states = Object.keys(p.counts || {}).filter((s) => p.counts[s] > 0).sort();
+  return html`<${Section} title="Pre-caching" id="precache">
+    <p class="precache-counts">${states.map((s) => p.counts[s] + " " + s).join(", ") || "no cluster yet"}</p>
+    ${p.text ? html`<p class="precache-plan" data-late=${p.plan && p.plan.late ? "true" : "false"}>${p.text}</p>` : null}
+  </${Section}>`;
 }
 
 function Timeline({ d }) {
