@@ -909,7 +909,9 @@ type PrecachePlan struct {
 	// clusters pull is unknown (no payloadSize and no report yet).
 	// +optional
 	ETA *metav1.Time `json:"eta,omitempty"`
-	// Deadline is when pre-caching should have ended: spec.maintenanceWindows.startAt.
+	// Deadline is when pre-caching should have ended: when spec.maintenanceWindows next let
+	// the rollout start (startAt, the next window's opening, or the last pass while one is
+	// open).
 	// +optional
 	Deadline *metav1.Time `json:"deadline,omitempty"`
 	// Late is how much later than the deadline the plan ends ("1h20m0s"); empty when in time.

@@ -80,6 +80,14 @@ func TestPrecachePlanAndItsLateness(t *testing.T) {
 		t.Errorf("late %q, want %q", plan.Late, want)
 	}
 
+	// A daily window opening at 23:00 UTC: the deadline is its next opening.
+	f.Upgrade.Spec.MaintenanceWindows = &ranv1alpha1.MaintenanceWindows{Windows: []ranv1alpha1.MaintenanceWindow{
+		{Start: "23:00", Duration: metav1.Duration{Duration: time.Hour}}}}
+	plan = Decide(f, Config{}, decideAt).Status.Precaching.Plan
+	if want := time.Date(2026, 11, 27, 23, 0, 0, 0, time.UTC); plan.Deadline == nil || !plan.Deadline.Time.Equal(want) || plan.Late != "" {
+		t.Errorf("deadline %v late %q, want the window's opening %s, in time", plan.Deadline, plan.Late, want)
+	}
+
 	// c1's report view shows 400 MB pulled of 2 GB; the others' estimate is its report, the
 	// largest.
 	f = bandwidthFacts(map[string]string{"c1": running})

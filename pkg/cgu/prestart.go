@@ -8,6 +8,7 @@ import (
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/backup"
+	"github.com/cgu-operator/cgu-operator/pkg/gates"
 	"github.com/cgu-operator/cgu-operator/pkg/precache"
 	"github.com/cgu-operator/cgu-operator/pkg/prestart"
 	"github.com/cgu-operator/cgu-operator/pkg/rollout"
@@ -123,11 +124,20 @@ type precacheRun struct {
 	plan *ranv1alpha1.PrecachePlan
 }
 
-// precacheDeadline is when pre-caching should have ended: spec.maintenanceWindows.startAt,
-// zero without.
-func precacheDeadline(cgu *ranv1alpha1.ClusterGroupUpgrade) time.Time {
-	if w := cgu.Spec.MaintenanceWindows; w != nil && w.StartAt != nil {
-		return w.StartAt.Time
+// precacheDeadline is when pre-caching should have ended: when the maintenance windows next
+// let the rollout start at or after now (spec.maintenanceWindows.startAt, the next window's
+// opening, or now while one is open); zero when the spec sets neither.
+func precacheDeadline(cgu *ranv1alpha1.ClusterGroupUpgrade, now time.Time) time.Time {
+	mw := cgu.Spec.MaintenanceWindows
+	if mw == nil || mw.StartAt == nil && len(mw.Windows) == 0 {
+		return time.Time{}
+	}
+	sched, err := gates.Schedule(mw)
+	if err != nil || sched == nil {
+		return time.Time{}
+	}
+	if opens, _, ok := sched.Next(now); ok {
+		return opens
 	}
 	return time.Time{}
 }
@@ -156,7 +166,7 @@ func (p *pass) precaching() {
 	}
 	st.step(pf.Jobs, toStart, false, enabled(p.cgu), p.in)
 	if bw := pf.Bandwidth; bw != nil {
-		st.plan = bw.plan(st.order, st.states, reports, p.now, precacheDeadline(p.cgu))
+		st.plan = bw.plan(st.order, st.states, reports, p.now, precacheDeadline(p.cgu, p.now))
 		if slow := bw.slow(st.order, st.states, reports, pf.Jobs, p.now); st.plan != nil && len(slow) > 0 {
 			st.plan.Slow, st.plan.SlowCount = slow[:min(len(slow), maxSlowListed)], len(slow)
 		}
