@@ -73,9 +73,14 @@ func TestPrecachePlanAndItsLateness(t *testing.T) {
 		t.Errorf("PrecachingSuceeded says %q, not the plan's end", msg)
 	}
 
+}
+
+// The deadline is when the maintenance windows next let the rollout start.
+func TestPrecachePlanDeadline(t *testing.T) {
+	f := bandwidthFacts(nil)
 	// The rollout starts in 10 minutes: the plan is late by the rest.
 	f.Upgrade.Spec.MaintenanceWindows = &ranv1alpha1.MaintenanceWindows{StartAt: &metav1.Time{Time: decideAt.Add(10 * time.Minute)}}
-	plan = Decide(f, Config{}, decideAt).Status.Precaching.Plan
+	plan := Decide(f, Config{}, decideAt).Status.Precaching.Plan
 	if want := plan.ETA.Sub(decideAt.Add(10 * time.Minute)).String(); plan.Late != want || plan.Late == "" {
 		t.Errorf("late %q, want %q", plan.Late, want)
 	}
@@ -88,13 +93,17 @@ func TestPrecachePlanAndItsLateness(t *testing.T) {
 		t.Errorf("deadline %v late %q, want the window's opening %s, in time", plan.Deadline, plan.Late, want)
 	}
 
+}
+
+// What the clusters pull comes from their reports, else payloadSize, else nothing is known.
+func TestPrecachePlanBytes(t *testing.T) {
 	// c1's report view shows 400 MB pulled of 2 GB; the others' estimate is its report, the
 	// largest.
-	f = bandwidthFacts(map[string]string{"c1": running})
+	f := bandwidthFacts(map[string]string{"c1": running})
 	summary, _ := json.Marshal(precache.Summary{Run: "r", Phase: precache.PhasePulling, ToPull: 2e9, Bytes: 4e8})
 	f.Precache.Jobs.Views["c1"] = map[string]talmjob.View{talmjob.Precache.ReportView: {Exists: true, Answered: true, Found: true,
 		Data: map[string]string{precache.SummaryKey: string(summary)}}}
-	plan = Decide(f, Config{}, decideAt).Status.Precaching.Plan
+	plan := Decide(f, Config{}, decideAt).Status.Precaching.Plan
 	if plan.Bytes != 16e8+2e9+2e9 {
 		t.Errorf("%d bytes left, want c1's 1.6 GB and 2 GB for each of the others", plan.Bytes)
 	}
@@ -102,7 +111,7 @@ func TestPrecachePlanAndItsLateness(t *testing.T) {
 	// No payload size and no report: the plan has no ETA, and the clusters still start.
 	f = bandwidthFacts(nil)
 	f.Precache.Bandwidth.Spec.PayloadSize = nil
-	in = Decide(f, Config{}, decideAt)
+	in := Decide(f, Config{}, decideAt)
 	if in.Status.Precaching.Plan.ETA != nil || in.Status.Precaching.Status["c1"] != talmjob.PreparingToStart {
 		t.Errorf("plan %+v, c1 %s: want no ETA and c1 started", in.Status.Precaching.Plan, in.Status.Precaching.Status["c1"])
 	}
