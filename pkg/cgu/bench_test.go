@@ -1,13 +1,19 @@
 package cgu
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 
+	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 	"github.com/cgu-operator/cgu-operator/pkg/plan"
+	"github.com/cgu-operator/cgu-operator/pkg/precache"
+	"github.com/cgu-operator/cgu-operator/pkg/talmjob"
 )
 
 // BenchmarkDecide decides one pass of a running rollout of 3,500 clusters through two
@@ -31,5 +37,52 @@ func BenchmarkDecide(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		Decide(f, Config{}, decideAt.Add(time.Minute))
+	}
+}
+
+// BenchmarkDecidePrecachingAgainstBandwidth decides one pass of the pre-caching of 3,500
+// clusters in 70 racks under a bandwidth budget, 200 of them pulling and reporting, against
+// the same pass under the hub-wide cap: what the budget's admission, plan and slow-pull
+// check add to a reconcile.
+func BenchmarkDecidePrecachingAgainstBandwidth(b *testing.B) {
+	const clusters, pulling = 3500, 200
+	names := make([]string, clusters)
+	kept := map[string]string{}
+	for i := range names {
+		names[i] = fmt.Sprintf("sno-%04d", i)
+		if i < pulling {
+			kept[names[i]] = running
+		}
+	}
+	f := precacheFacts(kept)
+	f.Plan = plan.Plan{Batches: []plan.Batch{{Clusters: names}}}
+	f.Start.Selected = names
+	f.Precache.Jobs = prestartJobs(names, kept)
+	summary, _ := json.Marshal(precache.Summary{Phase: precache.PhasePulling, ToPull: 15 << 30, Bytes: 5 << 30})
+	labels := map[string]map[string]string{}
+	lines := []string{"50", "100", "200", "500", "1000"}
+	for i, c := range names {
+		labels[c] = map[string]string{"example.com/rack": fmt.Sprintf("rack-%02d", i/50), "example.com/line": lines[i%len(lines)]}
+		if i < pulling {
+			job := &batchv1.Job{Status: batchv1.JobStatus{Active: 1, StartTime: &metav1.Time{Time: decideAt.Add(-time.Hour)}}}
+			f.Precache.Jobs.Views[c] = map[string]talmjob.View{
+				talmjob.Precache.JobView:    {Exists: true, Answered: true, Found: true, Job: job},
+				talmjob.Precache.ReportView: {Exists: true, Answered: true, Found: true, Data: map[string]string{precache.SummaryKey: string(summary)}},
+			}
+		}
+	}
+	budget := &Bandwidth{Labels: labels, Within: 2 * time.Hour, Spec: ranv1alpha1.PrecacheBandwidth{
+		RegistryMbps: 10000, LinkLabel: "example.com/rack", DefaultLinkMbps: 2000, LineLabel: "example.com/line"}}
+	for _, bc := range []struct {
+		name      string
+		bandwidth *Bandwidth
+	}{{"cap", nil}, {"bandwidth", budget}} {
+		b.Run(bc.name, func(b *testing.B) {
+			f.Precache.Bandwidth = bc.bandwidth
+			b.ReportAllocs()
+			for b.Loop() {
+				Decide(f, Config{MaxConcurrentPrecaching: 300}, decideAt)
+			}
+		})
 	}
 }

@@ -124,7 +124,12 @@ func need(p Pull, ceiling float64, b Budget) float64 {
 // admit starts, in order, every waiting pull that can hold its need.
 func (s *simulation) admit() {
 	kept := s.waiting[:0]
-	for _, p := range s.waiting {
+	for i, p := range s.waiting {
+		if s.b.Registry > 0 && s.reserved >= s.b.Registry*(1-1e-12) {
+			// The registry is full: no pull gets any room. (kept ends at or before i.)
+			kept = append(kept, s.waiting[i:]...)
+			break
+		}
 		c := ceiling(p, s.b)
 		r := s.room(p, c)
 		if r < need(p, c, s.b)*(1-1e-9) {
