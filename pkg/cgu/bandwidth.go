@@ -114,11 +114,28 @@ func (b *Bandwidth) pulls(order []string, reports Reports) map[string]pipe.Pull 
 	return out
 }
 
+// pulling is what one pass reads once of pre-caching against the budget: the reports, each
+// planned cluster's pull, the budget in bytes a second, and whether what a cluster pulls is
+// known (a report or payloadSize).
+type pulling struct {
+	reports Reports
+	pulls   map[string]pipe.Pull
+	budget  pipe.Budget
+	known   bool
+}
+
+// read reads the planned clusters' pulls from their labels and report views.
+func (b *Bandwidth) read(order []string, jobs Jobs) pulling {
+	reports := reportsOf(jobs)
+	pulls := b.pulls(order, reports)
+	return pulling{reports: reports, pulls: pulls, budget: b.budget(pulls), known: b.estimate(reports) > 0}
+}
+
 // starts are the clusters to start pre-caching now, in the order they start: pipe.Admit
 // over the clusters under way (in plan order: the status keeps no start order) and those
 // not started.
-func (b *Bandwidth) starts(order []string, states map[string]prestart.State, reports Reports) []string {
-	pulls := b.pulls(order, reports)
+func (pl pulling) starts(order []string, states map[string]prestart.State) []string {
+	pulls := pl.pulls
 	var running, waiting []pipe.Pull
 	for _, c := range order {
 		switch {
@@ -129,7 +146,7 @@ func (b *Bandwidth) starts(order []string, states map[string]prestart.State, rep
 		}
 	}
 	var out []string
-	for _, p := range pipe.Admit(running, waiting, b.budget(pulls)) {
+	for _, p := range pipe.Admit(running, waiting, pl.budget) {
 		out = append(out, p.Cluster)
 	}
 	return out
@@ -137,8 +154,8 @@ func (b *Bandwidth) starts(order []string, states map[string]prestart.State, rep
 
 // plan is the plan of the pulls left (under way and not started) from now, with deadline
 // (zero: none); nil when none is left.
-func (b *Bandwidth) plan(order []string, states map[string]prestart.State, reports Reports, now, deadline time.Time) *ranv1alpha1.PrecachePlan {
-	pulls := b.pulls(order, reports)
+func (pl pulling) plan(order []string, states map[string]prestart.State, now, deadline time.Time) *ranv1alpha1.PrecachePlan {
+	pulls := pl.pulls
 	var left []pipe.Pull
 	out := &ranv1alpha1.PrecachePlan{}
 	for _, c := range order {
@@ -153,13 +170,12 @@ func (b *Bandwidth) plan(order []string, states map[string]prestart.State, repor
 	if !deadline.IsZero() {
 		out.Deadline = &metav1.Time{Time: deadline}
 	}
-	if b.estimate(reports) == 0 {
+	if !pl.known {
 		return out
 	}
-	budget := b.budget(pulls)
-	s := pipe.Plan(left, budget)
+	s := pipe.Plan(left, pl.budget)
 	out.Unbounded = len(s.Unbounded)
-	out.Bound = pipe.Bound(left, budget)
+	out.Bound = pipe.Bound(left, pl.budget)
 	// To the minute, so that the status does not change with every pass.
 	eta := now.Add(s.Makespan).Truncate(time.Minute).Add(time.Minute)
 	out.ETA = &metav1.Time{Time: eta}
@@ -172,18 +188,17 @@ func (b *Bandwidth) plan(order []string, states map[string]prestart.State, repor
 // slow are the pulls under way, judged once they ran slowAfter, whose rate since their Job
 // started (the report's bytes over the Job's time) is under slowShare of their Fair share
 // among the pulls under way, the slowest against their share first.
-func (b *Bandwidth) slow(order []string, states map[string]prestart.State, reports Reports, jobs Jobs, now time.Time) []ranv1alpha1.SlowPull {
-	pulls := b.pulls(order, reports)
+func (pl pulling) slow(order []string, states map[string]prestart.State, jobs Jobs, now time.Time) []ranv1alpha1.SlowPull {
 	var running []pipe.Pull
 	for _, c := range order {
 		if states[c].Running() {
-			running = append(running, pulls[c])
+			running = append(running, pl.pulls[c])
 		}
 	}
-	shares := pipe.Fair(running, b.budget(pulls))
+	shares := pipe.Fair(running, pl.budget)
 	var out []ranv1alpha1.SlowPull
 	for i, p := range running {
-		r, reported := reports[p.Cluster]
+		r, reported := pl.reports[p.Cluster]
 		job := jobs.Views[p.Cluster][talmjob.Precache.JobView].Job
 		if !reported || r.Phase != precache.PhasePulling || job == nil || job.Status.StartTime == nil || math.IsInf(shares[i], 1) {
 			continue

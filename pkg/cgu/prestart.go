@@ -157,17 +157,14 @@ func (p *pass) precaching() {
 		return
 	}
 	st.running = pf.Elsewhere
-	toStart := capped(p.cfg.MaxConcurrentPrecaching)
-	var reports Reports
-	if bw := pf.Bandwidth; bw != nil {
-		reports = reportsOf(pf.Jobs)
+	if pf.Bandwidth == nil {
+		st.step(pf.Jobs, capped(p.cfg.MaxConcurrentPrecaching), false, enabled(p.cgu), p.in)
+	} else {
 		// The budget takes the place of the hub-wide cap.
-		toStart = func(run *jobRun) []string { return bw.starts(run.order, run.states, reports) }
-	}
-	st.step(pf.Jobs, toStart, false, enabled(p.cgu), p.in)
-	if bw := pf.Bandwidth; bw != nil {
-		st.plan = bw.plan(st.order, st.states, reports, p.now, precacheDeadline(p.cgu, p.now))
-		if slow := bw.slow(st.order, st.states, reports, pf.Jobs, p.now); st.plan != nil && len(slow) > 0 {
+		pl := pf.Bandwidth.read(st.order, pf.Jobs)
+		st.step(pf.Jobs, func(run *jobRun) []string { return pl.starts(run.order, run.states) }, false, enabled(p.cgu), p.in)
+		st.plan = pl.plan(st.order, st.states, p.now, precacheDeadline(p.cgu, p.now))
+		if slow := pl.slow(st.order, st.states, pf.Jobs, p.now); st.plan != nil && len(slow) > 0 {
 			st.plan.Slow, st.plan.SlowCount = slow[:min(len(slow), maxSlowListed)], len(slow)
 		}
 	}
