@@ -129,7 +129,7 @@ func TestTrainOverhead(t *testing.T) {
 		t.Fatalf("%v; the rings as seen: %s", err, watch.summary())
 	}
 	total := delivered.Sub(appeared)
-	rings := watch.times()
+	rings := watch.settle(ctx, delivered)
 	var own time.Duration
 	var b strings.Builder
 	fmt.Fprintf(&b, "| ring | hub | rollout on its hub | started after the release appeared |\n|---|---|---|---|\n")
@@ -231,6 +231,37 @@ func (w *ringWatch) run(ctx context.Context) {
 // ClusterGroupUpgrade records its end.
 func allDone(s *ranv1alpha1.ClustersSummary) bool {
 	return s != nil && s.Total > 0 && s.Complete+s.Failed+s.Held == s.Total
+}
+
+// settle returns the rings' times once the train is delivered. The train may see the last
+// ring's end (through the work agent's feedback) before the watch's next read does; every
+// ring ended before the delivery, so settle keeps reading for up to ten seconds and takes an
+// end seen after the delivery as the delivery's time.
+func (w *ringWatch) settle(ctx context.Context, delivered time.Time) []ringTimes {
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		rings := w.times()
+		ended := true
+		for i := range rings {
+			if rings[i].done.After(delivered) {
+				rings[i].done = delivered
+			}
+			ended = ended && !rings[i].done.IsZero()
+		}
+		if ended {
+			return rings
+		}
+		select {
+		case <-ctx.Done():
+			return rings
+		case <-deadline.C:
+			return rings
+		case <-tick.C:
+		}
+	}
 }
 
 func (w *ringWatch) times() []ringTimes {
