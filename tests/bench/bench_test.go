@@ -437,6 +437,13 @@ func writeRequests(b *strings.Builder, c config, op *phaseResult) {
 	for _, k := range slices.Sorted(maps.Keys(rq.after)) {
 		fmt.Fprintf(b, "| %s | %d | %.3f |\n", k, rq.after[k], float64(rq.after[k])/n)
 	}
+	if len(rq.watched) == 0 {
+		return
+	}
+	b.WriteString("\n| watch events of | received during the rollout | per cluster |\n|---|---|---|\n")
+	for _, k := range slices.Sorted(maps.Keys(rq.watched)) {
+		fmt.Fprintf(b, "| %s | %.1f MB | %.1f KB |\n", k, float64(rq.watched[k])/1e6, float64(rq.watched[k])/1e3/n)
+	}
 }
 
 func sum(m map[string]int) int {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -32,18 +33,42 @@ type requestCounter struct {
 	// largestOf names the request of the largest body.
 	largestOf string
 	last      time.Time
+	// watched counts the bytes received by watches after the caches synced, by resource.
+	watched map[string]int64
 }
 
 func newRequestCounter() *requestCounter {
-	return &requestCounter{before: map[string]int{}, after: map[string]int{}}
+	return &requestCounter{before: map[string]int{}, after: map[string]int{}, watched: map[string]int64{}}
 }
 
 // wrap is a rest.Config WrapTransport.
 func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		c.record(req)
-		return rt.RoundTrip(req)
+		resp, err := rt.RoundTrip(req)
+		if verb, resource, _ := classify(req.Method, req.URL); err == nil && verb == "WATCH" {
+			resp.Body = &watchBody{ReadCloser: resp.Body, counter: c, resource: resource}
+		}
+		return resp, err
 	})
+}
+
+// watchBody counts the bytes of a watch's events, by resource, once the caches synced:
+// what the operator decodes of each kind during a rollout.
+type watchBody struct {
+	io.ReadCloser
+	counter  *requestCounter
+	resource string
+}
+
+func (b *watchBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.counter.mu.Lock()
+	if b.counter.synced {
+		b.counter.watched[b.resource] += int64(n)
+	}
+	b.counter.mu.Unlock()
+	return n, err
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
@@ -88,18 +113,13 @@ type requestCounts struct {
 	before, after map[string]int
 	largest       int64
 	largestOf     string
+	watched       map[string]int64
 }
 
 func (c *requestCounter) snapshot() requestCounts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := requestCounts{before: map[string]int{}, after: map[string]int{}, largest: c.largest, largestOf: c.largestOf}
-	for k, v := range c.before {
-		out.before[k] = v
-	}
-	for k, v := range c.after {
-		out.after[k] = v
-	}
+	out := requestCounts{before: maps.Clone(c.before), after: maps.Clone(c.after), watched: maps.Clone(c.watched), largest: c.largest, largestOf: c.largestOf}
 	return out
 }
 
