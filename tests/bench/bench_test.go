@@ -39,22 +39,29 @@ func TestFleetRollout(t *testing.T) {
 	defer closeLogs()
 	mem := startMemorySampler(200 * time.Millisecond)
 	defer mem.close()
-	var results []phaseResult
-	for _, phase := range c.phases {
-		r := runPhase(t, c, phase, mem)
-		t.Log(r.summary())
-		results = append(results, r)
+	runs := make([][]phaseResult, c.runs)
+	var reports []string
+	for k := range runs {
+		for _, phase := range c.phases {
+			r := runPhase(t, c, phase, mem)
+			t.Log(r.summary())
+			runs[k] = append(runs[k], r)
+		}
+		rep := report(c, runs[k])
+		if c.runs > 1 {
+			rep = fmt.Sprintf("Run %d of %d.\n\n%s", k+1, c.runs, rep)
+		}
+		reports = append(reports, rep)
 	}
-	verdicts := targets(c, results)
-	rep := report(c, results)
+	verdicts := targets(c, runs)
 	var b strings.Builder
 	writeTargets(&b, verdicts)
-	rep += b.String()
+	rep := strings.Join(reports, "\n") + b.String()
 	t.Log("\n" + rep)
-	if err := writeOutputs(c, results, rep); err != nil {
+	if err := writeOutputs(c, slices.Concat(runs...), rep); err != nil {
 		t.Error(err)
 	}
-	for _, r := range results {
+	for _, r := range slices.Concat(runs...) {
 		if r.err != nil {
 			t.Errorf("%s: %v", r.phase, r.err)
 		}

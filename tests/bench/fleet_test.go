@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +47,9 @@ type config struct {
 	propagator world.PropagatorOptions
 	// mode is the operator's rollout mode (BENCH_MODE; empty: Batches, TALM's).
 	mode ranv1alpha1.RolloutMode
+	// runs is how many times the phases run, in turn (BENCH_RUNS; 1 without it): the ratio
+	// to the floor is judged on the median of the runs.
+	runs int
 }
 
 func (c config) String() string {
@@ -73,7 +77,7 @@ var defaultPhases = []string{overrideFloor, "operator-override", "floor", "opera
 // burst twice that). Without BENCH_FLEET it returns the smoke fleet.
 func configFromEnv() (config, bool, error) {
 	c := config{clusters: 50, policies: 2, maxConcurrency: 25, longNames: true, timeout: 3 * time.Minute,
-		phases: defaultPhases}
+		phases: defaultPhases, runs: 1}
 	spec := os.Getenv("BENCH_FLEET")
 	smoke := spec == ""
 	if !smoke {
@@ -94,6 +98,11 @@ func configFromEnv() (config, bool, error) {
 		}
 	}
 	c.longNames = os.Getenv("BENCH_NAMES") != "short"
+	if v := os.Getenv("BENCH_RUNS"); v != "" {
+		if c.runs, err = strconv.Atoi(v); err != nil || c.runs < 1 {
+			return c, smoke, fmt.Errorf("BENCH_RUNS=%q, want a positive number", v)
+		}
+	}
 	if c.mode, err = modeFromEnv(); err != nil {
 		return c, smoke, err
 	}

@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,9 +11,14 @@ import (
 // The targets a fleet rollout must meet (docs/benchmarks.md, "Targets"). make bench-fleet
 // prints them next to the figures and fails when one is missed.
 const (
-	// floorRatio bounds an operator phase's convergence against the floor of its mode and the
-	// Override floor (the fastest any operator can be on the harness).
-	floorRatio = 1.25
+	// overrideRatio bounds an Override-mode operator phase's convergence against the
+	// Override floor (the fastest any operator can be on the harness), in every rollout mode:
+	// the median of the runs (BENCH_RUNS), since one run on a shared 2-core machine proves
+	// little.
+	overrideRatio = 1.10
+	// copyRatio bounds a Copy-mode operator phase against the Copy floor (the same writes of
+	// enforce copies); its ratio to the Override floor is reported, not judged.
+	copyRatio = 1.25
 	// maxWritesPerCluster bounds the operator's writes per cluster, events aside.
 	maxWritesPerCluster = 3.0
 	// maxEventsPerCluster bounds the events per cluster.
@@ -38,54 +44,87 @@ type verdict struct {
 	met                   bool
 }
 
-// targets judges every operator phase against the targets; a floor phase is judged only
-// as the reference of a ratio. A figure not measured (a floor that did not run) is not
-// judged.
-func targets(c config, results []phaseResult) []verdict {
-	byPhase := map[string]*phaseResult{}
-	for i := range results {
-		byPhase[results[i].phase] = &results[i]
-	}
+// targets judges every operator phase of every run against the targets; a floor phase is
+// judged only as the reference of a ratio. The ratio to the floor is judged once per
+// operator phase, on the median of its runs' ratios (each run against the floor of the same
+// run); the other targets in each run. A figure not measured (a floor that did not run) is
+// not judged.
+func targets(c config, runs [][]phaseResult) []verdict {
 	var out []verdict
-	for i := range results {
-		r := &results[i]
-		k := phaseKinds[r.phase]
-		if !k.operator {
-			continue
+	ratios := map[string][]float64{}
+	var order []string
+	for k, results := range runs {
+		byPhase := map[string]*phaseResult{}
+		for i := range results {
+			byPhase[results[i].phase] = &results[i]
 		}
-		add := func(target, figure string, met bool) {
-			out = append(out, verdict{phase: r.phase, target: target, figure: figure, met: met})
-		}
-		if r.err != nil {
-			add("the rollout completes", r.err.Error(), false)
-			continue
-		}
-		for _, floor := range floorsOf(k) {
-			if f := byPhase[floor]; f != nil && f.err == nil && f.converged > 0 && r.converged > 0 {
-				ratio := r.converged.Seconds() / f.converged.Seconds()
-				add(fmt.Sprintf("converged within %.2fx %s", floorRatio, floor), fmt.Sprintf("%.2fx", ratio), ratio <= floorRatio)
+		for i := range results {
+			r := &results[i]
+			kind := phaseKinds[r.phase]
+			if !kind.operator {
+				continue
+			}
+			phase := r.phase
+			if len(runs) > 1 {
+				phase = fmt.Sprintf("%s (run %d)", r.phase, k+1)
+			}
+			add := func(target, figure string, met bool) {
+				out = append(out, verdict{phase: phase, target: target, figure: figure, met: met})
+			}
+			if r.err != nil {
+				add("the rollout completes", r.err.Error(), false)
+				continue
+			}
+			if f := byPhase[kind.floor]; f != nil && f.err == nil && f.converged > 0 && r.converged > 0 {
+				if !slices.Contains(order, r.phase) {
+					order = append(order, r.phase)
+				}
+				ratios[r.phase] = append(ratios[r.phase], r.converged.Seconds()/f.converged.Seconds())
+			}
+			if p99 := percentile(r.switches, 0.99); len(r.switches) > 0 {
+				add(fmt.Sprintf("batch switch p99 at most %s", maxSwitchP99), p99.Round(time.Millisecond).String(), p99 <= maxSwitchP99)
+			}
+			if r.operator != nil {
+				add(fmt.Sprintf("operator RSS peak at most %s", mib(maxRSS(c.clusters))), mib(r.operator.RSSPeak), r.operator.RSSPeak <= maxRSS(c.clusters))
+			}
+			if r.requests != nil {
+				out = append(out, requestVerdicts(phase, *r.requests, c.clusters)...)
 			}
 		}
-		if p99 := percentile(r.switches, 0.99); len(r.switches) > 0 {
-			add(fmt.Sprintf("batch switch p99 at most %s", maxSwitchP99), p99.Round(time.Millisecond).String(), p99 <= maxSwitchP99)
+	}
+	for _, phase := range order {
+		kind := phaseKinds[phase]
+		bound := copyRatio
+		if kind.floor == overrideFloor {
+			bound = overrideRatio
 		}
-		if r.operator != nil {
-			add(fmt.Sprintf("operator RSS peak at most %s", mib(maxRSS(c.clusters))), mib(r.operator.RSSPeak), r.operator.RSSPeak <= maxRSS(c.clusters))
+		rs := ratios[phase]
+		m := median(rs)
+		target := fmt.Sprintf("converged within %.2fx %s", bound, kind.floor)
+		figure := fmt.Sprintf("%.2fx", m)
+		if len(rs) > 1 {
+			target += fmt.Sprintf(", the median of %d runs", len(rs))
+			each := make([]string, len(rs))
+			for i, r := range rs {
+				each[i] = fmt.Sprintf("%.2fx", r)
+			}
+			figure += " (" + strings.Join(each, ", ") + ")"
 		}
-		if r.requests != nil {
-			out = append(out, requestVerdicts(r.phase, *r.requests, c.clusters)...)
-		}
+		out = append(out, verdict{phase: phase, target: target, figure: figure, met: m <= bound})
 	}
 	return out
 }
 
-// floorsOf are the floors an operator phase is read against: its mode's, and the Override
-// floor.
-func floorsOf(k phaseKind) []string {
-	if k.floor == overrideFloor {
-		return []string{overrideFloor}
+// median is the median of xs (the mean of the middle two of an even count); 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
 	}
-	return []string{k.floor, overrideFloor}
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // requestVerdicts judges the operator's requests during a rollout: writes and events per
@@ -146,7 +185,7 @@ func TestTargetsCanBeMissed(t *testing.T) {
 		{phase: "operator-override", converged: 66 * time.Second, switches: []time.Duration{time.Second},
 			operator: &childReport{RSSPeak: 120 << 20}, requests: &good},
 	}
-	for _, v := range targets(c, results) {
+	for _, v := range targets(c, [][]phaseResult{results}) {
 		if !v.met {
 			t.Errorf("a good run missed %q: %s", v.target, v.figure)
 		}
@@ -155,7 +194,7 @@ func TestTargetsCanBeMissed(t *testing.T) {
 	results[1] = phaseResult{phase: "operator-override", converged: 90 * time.Second, switches: []time.Duration{3 * time.Second},
 		operator: &childReport{RSSPeak: 300 << 20}, requests: &bad}
 	missed := map[string]bool{}
-	for _, v := range targets(c, results) {
+	for _, v := range targets(c, [][]phaseResult{results}) {
 		if !v.met {
 			missed[strings.SplitN(v.target, " ", 2)[0]] = true
 		}
@@ -166,7 +205,35 @@ func TestTargetsCanBeMissed(t *testing.T) {
 		}
 	}
 	results[1] = phaseResult{phase: "operator-override", err: fmt.Errorf("timed out")}
-	if v := targets(c, results); len(v) != 1 || v[0].met {
+	if v := targets(c, [][]phaseResult{results}); len(v) != 1 || v[0].met {
 		t.Errorf("a failed run: %+v", v)
+	}
+}
+
+// The ratio to the floor is judged on the median of the runs, each against its own run's
+// floor: one slow run of three does not miss it, two do.
+func TestRatioIsTheMedianOfTheRuns(t *testing.T) {
+	run := func(floor, operator time.Duration) []phaseResult {
+		return []phaseResult{{phase: overrideFloor, converged: floor}, {phase: "operator-override", converged: operator}}
+	}
+	ratio := func(runs ...[]phaseResult) verdict {
+		for _, v := range targets(config{clusters: 1000}, runs) {
+			if strings.HasPrefix(v.target, "converged") {
+				return v
+			}
+		}
+		t.Fatalf("no ratio verdict for %d runs", len(runs))
+		return verdict{}
+	}
+	v := ratio(run(60*time.Second, 64*time.Second), run(90*time.Second, 97*time.Second), run(60*time.Second, 84*time.Second))
+	if !v.met || v.figure != "1.08x (1.07x, 1.08x, 1.40x)" || !strings.Contains(v.target, "the median of 3 runs") {
+		t.Errorf("one slow run of three: %+v", v)
+	}
+	if v := ratio(run(60*time.Second, 70*time.Second), run(90*time.Second, 99*time.Second), run(60*time.Second, 84*time.Second)); v.met {
+		t.Errorf("two slow runs of three met the target: %+v", v)
+	}
+	// Each run is read against its own floor: a slow floor does not make the next run fast.
+	if v := ratio(run(90*time.Second, 70*time.Second)); !v.met || v.figure != "0.78x" {
+		t.Errorf("one run: %+v", v)
 	}
 }
