@@ -444,19 +444,28 @@ func writeRequests(b *strings.Builder, c config, op *phaseResult) {
 	for _, k := range slices.Sorted(maps.Keys(rq.after)) {
 		fmt.Fprintf(b, "| %s | %d | %.3f |\n", k, rq.after[k], float64(rq.after[k])/n)
 	}
-	if len(rq.watched) == 0 {
+	writeWatched(b, rq.watched, n)
+}
+
+// writeWatched renders the bytes the operator's watches received, by resource: the kinds
+// that carried 1% of the bytes or more, then the others together.
+func writeWatched(b *strings.Builder, watched map[string]int64, n float64) {
+	if len(watched) == 0 {
 		return
 	}
 	b.WriteString("\n| watch events of | received during the rollout | per cluster |\n|---|---|---|\n")
-	var quiet int64
-	for _, k := range slices.Sorted(maps.Keys(rq.watched)) {
-		if rq.watched[k] < 50_000 {
-			quiet += rq.watched[k]
+	var bytes, quiet int64
+	for _, v := range watched {
+		bytes += v
+	}
+	for _, k := range slices.Sorted(maps.Keys(watched)) {
+		if watched[k] < bytes/100 {
+			quiet += watched[k]
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %.1f MB | %.1f KB |\n", k, float64(rq.watched[k])/1e6, float64(rq.watched[k])/1e3/n)
+		fmt.Fprintf(b, "| %s | %.1f MB | %.1f KB |\n", k, float64(watched[k])/1e6, float64(watched[k])/1e3/n)
 	}
-	fmt.Fprintf(b, "| the other kinds (each under 50 KB) | %.3f MB | |\n", float64(quiet)/1e6)
+	fmt.Fprintf(b, "| the other kinds (each under 1%% of the bytes) | %.3f MB | |\n", float64(quiet)/1e6)
 }
 
 func sum(m map[string]int) int {

@@ -86,23 +86,11 @@ func configFromEnv() (config, bool, error) {
 			return c, false, fmt.Errorf("BENCH_FLEET=%q, want <clusters>x<policies>/<maxConcurrency>: %w", spec, err)
 		}
 	}
-	var err error
-	if v := os.Getenv("BENCH_UPGRADE"); v != "" {
-		if c.upgrade, err = time.ParseDuration(v); err != nil {
-			return c, smoke, fmt.Errorf("BENCH_UPGRADE: %w", err)
-		}
-	}
-	if v := os.Getenv("BENCH_TIMEOUT"); v != "" {
-		if c.timeout, err = time.ParseDuration(v); err != nil {
-			return c, smoke, fmt.Errorf("BENCH_TIMEOUT: %w", err)
-		}
+	err := c.timesFromEnv()
+	if err != nil {
+		return c, smoke, err
 	}
 	c.longNames = os.Getenv("BENCH_NAMES") != "short"
-	if v := os.Getenv("BENCH_RUNS"); v != "" {
-		if c.runs, err = strconv.Atoi(v); err != nil || c.runs < 1 {
-			return c, smoke, fmt.Errorf("BENCH_RUNS=%q, want a positive number", v)
-		}
-	}
 	if c.mode, err = modeFromEnv(); err != nil {
 		return c, smoke, err
 	}
@@ -120,6 +108,27 @@ func configFromEnv() (config, bool, error) {
 		return c, smoke, fmt.Errorf("BENCH_FLEET=%q: every number must be positive", spec)
 	}
 	return c, smoke, nil
+}
+
+// timesFromEnv reads BENCH_UPGRADE, BENCH_TIMEOUT and BENCH_RUNS into c.
+func (c *config) timesFromEnv() error {
+	var err error
+	if v := os.Getenv("BENCH_UPGRADE"); v != "" {
+		if c.upgrade, err = time.ParseDuration(v); err != nil {
+			return fmt.Errorf("BENCH_UPGRADE: %w", err)
+		}
+	}
+	if v := os.Getenv("BENCH_TIMEOUT"); v != "" {
+		if c.timeout, err = time.ParseDuration(v); err != nil {
+			return fmt.Errorf("BENCH_TIMEOUT: %w", err)
+		}
+	}
+	if v := os.Getenv("BENCH_RUNS"); v != "" {
+		if c.runs, err = strconv.Atoi(v); err != nil || c.runs < 1 {
+			return fmt.Errorf("BENCH_RUNS=%q, want a positive number", v)
+		}
+	}
+	return nil
 }
 
 // phasesFromEnv reads BENCH_PHASES, defaultPhases without it.

@@ -54,65 +54,92 @@ func targets(c config, runs [][]phaseResult) []verdict {
 	ratios := map[string][]float64{}
 	var order []string
 	for k, results := range runs {
-		byPhase := map[string]*phaseResult{}
-		for i := range results {
-			byPhase[results[i].phase] = &results[i]
+		label := ""
+		if len(runs) > 1 {
+			label = fmt.Sprintf(" (run %d)", k+1)
 		}
-		for i := range results {
-			r := &results[i]
-			kind := phaseKinds[r.phase]
-			if !kind.operator {
-				continue
+		out = append(out, runVerdicts(c, results, label)...)
+		for phase, ratio := range floorRatios(results) {
+			if !slices.Contains(order, phase) {
+				order = append(order, phase)
 			}
-			phase := r.phase
-			if len(runs) > 1 {
-				phase = fmt.Sprintf("%s (run %d)", r.phase, k+1)
-			}
-			add := func(target, figure string, met bool) {
-				out = append(out, verdict{phase: phase, target: target, figure: figure, met: met})
-			}
-			if r.err != nil {
-				add("the rollout completes", r.err.Error(), false)
-				continue
-			}
-			if f := byPhase[kind.floor]; f != nil && f.err == nil && f.converged > 0 && r.converged > 0 {
-				if !slices.Contains(order, r.phase) {
-					order = append(order, r.phase)
-				}
-				ratios[r.phase] = append(ratios[r.phase], r.converged.Seconds()/f.converged.Seconds())
-			}
-			if p99 := percentile(r.switches, 0.99); len(r.switches) > 0 {
-				add(fmt.Sprintf("batch switch p99 at most %s", maxSwitchP99), p99.Round(time.Millisecond).String(), p99 <= maxSwitchP99)
-			}
-			if r.operator != nil {
-				add(fmt.Sprintf("operator RSS peak at most %s", mib(maxRSS(c.clusters))), mib(r.operator.RSSPeak), r.operator.RSSPeak <= maxRSS(c.clusters))
-			}
-			if r.requests != nil {
-				out = append(out, requestVerdicts(phase, *r.requests, c.clusters)...)
-			}
+			ratios[phase] = append(ratios[phase], ratio)
 		}
 	}
+	slices.Sort(order)
 	for _, phase := range order {
-		kind := phaseKinds[phase]
-		bound := copyRatio
-		if kind.floor == overrideFloor {
-			bound = overrideRatio
-		}
-		rs := ratios[phase]
-		m := median(rs)
-		target := fmt.Sprintf("converged within %.2fx %s", bound, kind.floor)
-		figure := fmt.Sprintf("%.2fx", m)
-		if len(rs) > 1 {
-			target += fmt.Sprintf(", the median of %d runs", len(rs))
-			each := make([]string, len(rs))
-			for i, r := range rs {
-				each[i] = fmt.Sprintf("%.2fx", r)
-			}
-			figure += " (" + strings.Join(each, ", ") + ")"
-		}
-		out = append(out, verdict{phase: phase, target: target, figure: figure, met: m <= bound})
+		out = append(out, ratioVerdict(phase, ratios[phase]))
 	}
 	return out
+}
+
+// runVerdicts judges one run's operator phases against every target but the ratio; label
+// names the run after the phase.
+func runVerdicts(c config, results []phaseResult, label string) []verdict {
+	var out []verdict
+	for i := range results {
+		r := &results[i]
+		if !phaseKinds[r.phase].operator {
+			continue
+		}
+		phase := r.phase + label
+		add := func(target, figure string, met bool) {
+			out = append(out, verdict{phase: phase, target: target, figure: figure, met: met})
+		}
+		if r.err != nil {
+			add("the rollout completes", r.err.Error(), false)
+			continue
+		}
+		if p99 := percentile(r.switches, 0.99); len(r.switches) > 0 {
+			add(fmt.Sprintf("batch switch p99 at most %s", maxSwitchP99), p99.Round(time.Millisecond).String(), p99 <= maxSwitchP99)
+		}
+		if r.operator != nil {
+			add(fmt.Sprintf("operator RSS peak at most %s", mib(maxRSS(c.clusters))), mib(r.operator.RSSPeak), r.operator.RSSPeak <= maxRSS(c.clusters))
+		}
+		if r.requests != nil {
+			out = append(out, requestVerdicts(phase, *r.requests, c.clusters)...)
+		}
+	}
+	return out
+}
+
+// floorRatios are one run's operator phases' convergence against the floor of their mode in
+// the same run, by phase, for those that completed and whose floor did.
+func floorRatios(results []phaseResult) map[string]float64 {
+	byPhase := map[string]*phaseResult{}
+	for i := range results {
+		byPhase[results[i].phase] = &results[i]
+	}
+	out := map[string]float64{}
+	for _, r := range results {
+		kind := phaseKinds[r.phase]
+		f := byPhase[kind.floor]
+		if kind.operator && r.err == nil && r.converged > 0 && f != nil && f.err == nil && f.converged > 0 {
+			out[r.phase] = r.converged.Seconds() / f.converged.Seconds()
+		}
+	}
+	return out
+}
+
+// ratioVerdict judges an operator phase's ratios to its floor, one a run, on their median.
+func ratioVerdict(phase string, ratios []float64) verdict {
+	kind := phaseKinds[phase]
+	bound := copyRatio
+	if kind.floor == overrideFloor {
+		bound = overrideRatio
+	}
+	m := median(ratios)
+	target := fmt.Sprintf("converged within %.2fx %s", bound, kind.floor)
+	figure := fmt.Sprintf("%.2fx", m)
+	if len(ratios) > 1 {
+		target += fmt.Sprintf(", the median of %d runs", len(ratios))
+		each := make([]string, len(ratios))
+		for i, r := range ratios {
+			each[i] = fmt.Sprintf("%.2fx", r)
+		}
+		figure += " (" + strings.Join(each, ", ") + ")"
+	}
+	return verdict{phase: phase, target: target, figure: figure, met: m <= bound}
 }
 
 // median is the median of xs (the mean of the middle two of an even count); 0 for none.
