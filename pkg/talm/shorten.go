@@ -60,7 +60,7 @@ const shortestLimit = 15
 // current is the 0-based index of the running (or next) batch.
 func Shorten(st *ranv1alpha1.ClusterGroupUpgradeStatus, current int) {
 	st.Shortened = nil
-	if Size(st) <= ranv1alpha1.TALMStatusBudget {
+	if sizeBound(st) <= ranv1alpha1.TALMStatusBudget || Size(st) <= ranv1alpha1.TALMStatusBudget {
 		return
 	}
 	full := st.DeepCopy()
