@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -52,7 +53,6 @@ type verdict struct {
 func targets(c config, runs [][]phaseResult) []verdict {
 	var out []verdict
 	ratios := map[string][]float64{}
-	var order []string
 	for k, results := range runs {
 		label := ""
 		if len(runs) > 1 {
@@ -60,14 +60,10 @@ func targets(c config, runs [][]phaseResult) []verdict {
 		}
 		out = append(out, runVerdicts(c, results, label)...)
 		for phase, ratio := range floorRatios(results) {
-			if !slices.Contains(order, phase) {
-				order = append(order, phase)
-			}
 			ratios[phase] = append(ratios[phase], ratio)
 		}
 	}
-	slices.Sort(order)
-	for _, phase := range order {
+	for _, phase := range slices.Sorted(maps.Keys(ratios)) {
 		out = append(out, ratioVerdict(phase, ratios[phase]))
 	}
 	return out
