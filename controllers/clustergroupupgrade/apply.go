@@ -147,7 +147,7 @@ func (r *Reconciler) applyRebuilt(ctx context.Context, s *scope) error {
 				return fmt.Errorf("recording the progress of the lost record %s: %w", b.Name, err)
 			}
 		}
-		r.expect.wrote(b, r.lagNow())
+		r.expect.wrote(b, r.lagNow(), statusSize(b.Status))
 		for i := range s.records {
 			if s.records[i].Name == b.Name {
 				s.records[i] = *b
@@ -231,7 +231,7 @@ func (r *Reconciler) applyRecords(ctx context.Context, s *scope) error {
 		if err := r.Client.Status().Update(ctx, updated); err != nil {
 			return fmt.Errorf("recording the progress of batch %d: %w", updated.Spec.Index, err)
 		}
-		r.expect.wrote(updated, r.lagNow())
+		r.expect.wrote(updated, r.lagNow(), statusSize(updated.Status))
 		s.records[i] = *updated
 		r.recordEvents(s, updated, old)
 		logBatch(s, updated, old)

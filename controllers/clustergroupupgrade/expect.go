@@ -2,6 +2,7 @@ package clustergroupupgrade
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 )
 
 // cacheLag bounds how long a reconcile waits for the cache to show the operator's own last
@@ -20,14 +22,13 @@ import (
 // on, and the write it then makes is checked against the resourceVersion as always.
 const cacheLag = time.Second
 
-// progressInterval is the least time between two writes of a ClusterGroupUpgrade's status,
-// or of a batch record's, when the change is only clusters moving on
-// (rollout.StatusProgressOnly, rollout.RecordProgressOnly): such a change is written with
-// the next one after the interval, or with any other change, whichever comes first. A
-// rollout of many clusters through several policies would otherwise rewrite its records
-// and status at every reconcile (one or more a second), which loads the API server that
-// the propagator and the spokes need, for figures a user reads every few seconds at most.
-const progressInterval = 2 * time.Second
+// A change of a ClusterGroupUpgrade's status, or of a batch record's, that is only clusters
+// moving on (rollout.StatusProgressOnly, rollout.RecordProgressOnly) waits until the
+// object's pace (rollout.Pace, from the size of its status as last written) has passed
+// since its last write, and goes with any other change meanwhile. A rollout of many
+// clusters through several policies would otherwise rewrite its records and status at
+// every reconcile (one or more a second), which loads the API server that the propagator
+// and the spokes need, for figures a user reads every few seconds at most.
 
 // enforcementInterval is the least time between two writes of a ClusterGroupUpgrade's
 // enforcement (Placements, enforce copies, bindings) while clusters move on inside a
@@ -35,17 +36,16 @@ const progressInterval = 2 * time.Second
 // Placement change makes the placement controller decide again and the propagator
 // reconcile the policy for each of the Placement's clusters, so a write for each cluster
 // as it moves costs the hub more than the moves are worth. A batch starting or ending is
-// written at once; clusters starting inside a batch (a window's freed slots, which
-// startInterval gathers, or a stage) go with the moves.
+// written at once; clusters starting inside a batch (a window's freed slots, which the
+// rollout's pace gathers, or a stage) go with the moves.
 const enforcementInterval = 500 * time.Millisecond
 
-// startInterval is the least time between two writes of a ClusterGroupUpgrade's status that
-// start clusters inside a batch: a window's slots freed meanwhile are filled together, in
-// one write of the status, the batch record and each Placement (rollout.Gates.StartsPaced). On
-// instant spokes a window of 250 clusters frees a slot every few milliseconds, and filling
-// each at once wrote the rollout's status and its batch record, of about 100 KiB each, at
-// nearly every reconcile. Against upgrades of an hour the wait is nothing.
-const startInterval = 2 * time.Second
+// Clusters start inside a batch at most once the ClusterGroupUpgrade's pace after the last
+// status write that started some: a window's slots freed meanwhile are filled together, in
+// one write of the status, the batch record and each Placement (rollout.Gates.StartsPaced).
+// On instant spokes a window of 250 clusters frees a slot every few milliseconds, and
+// filling each at once wrote the rollout's status and its batch record, of about 100 KiB
+// each, at nearly every reconcile. Against upgrades of an hour the wait is nothing.
 
 // expectations remember the resourceVersion each ClusterGroupUpgrade and batch record had
 // after the reconciler's last write of it, until the cache shows that version, and when
@@ -62,8 +62,14 @@ type expectations struct {
 	mu      sync.Mutex
 	pending map[types.UID]expectation
 	// written is when each object, or a ClusterGroupUpgrade's enforcement, was last
-	// written.
-	written map[writeKey]time.Time
+	// written, and the pace of the next such write.
+	written map[writeKey]paced
+}
+
+// paced is when a write was made, and how long the next one of its kind waits.
+type paced struct {
+	at   time.Time
+	pace time.Duration
 }
 
 type expectation struct {
@@ -80,8 +86,9 @@ type writeKey struct {
 	starts bool
 }
 
-// wrote records the version a write of o returned.
-func (e *expectations) wrote(o client.Object, now time.Time) {
+// wrote records the version a write of o returned; size is the length of the status
+// written, in JSON, which sets the pace of o's progress.
+func (e *expectations) wrote(o client.Object, now time.Time, size int) {
 	if o.GetResourceVersion() == "" {
 		return
 	}
@@ -91,56 +98,71 @@ func (e *expectations) wrote(o client.Object, now time.Time) {
 		e.pending = map[types.UID]expectation{}
 	}
 	e.pending[o.GetUID()] = expectation{version: o.GetResourceVersion(), at: now}
-	e.setWritten(writeKey{uid: o.GetUID()}, now)
+	e.setWritten(writeKey{uid: o.GetUID()}, paced{at: now, pace: rollout.Pace(size)})
 }
 
 // enforced records a write of u's enforcement.
 func (e *expectations) enforced(u client.Object, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.setWritten(writeKey{uid: u.GetUID(), enforcement: true}, now)
+	e.setWritten(writeKey{uid: u.GetUID(), enforcement: true}, paced{at: now, pace: enforcementInterval})
 }
 
-// started records a write of u's status that starts clusters inside a batch.
+// statusSize is the length of a status in JSON, which sets the pace of the object's next
+// progress write; 0 (the least pace) when it cannot be encoded.
+func statusSize(status any) int {
+	raw, err := json.Marshal(status)
+	if err != nil {
+		return 0
+	}
+	return len(raw)
+}
+
+// started records a write of u's status that starts clusters inside a batch, after wrote:
+// the next starts wait for u's pace.
 func (e *expectations) started(u client.Object, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.setWritten(writeKey{uid: u.GetUID(), starts: true}, now)
+	pace := rollout.MinPace
+	if w, ok := e.written[writeKey{uid: u.GetUID()}]; ok {
+		pace = w.pace
+	}
+	e.setWritten(writeKey{uid: u.GetUID(), starts: true}, paced{at: now, pace: pace})
 }
 
-func (e *expectations) setWritten(k writeKey, now time.Time) {
+func (e *expectations) setWritten(k writeKey, w paced) {
 	if e.written == nil {
-		e.written = map[writeKey]time.Time{}
+		e.written = map[writeKey]paced{}
 	}
-	e.written[k] = now
+	e.written[k] = w
 }
 
 // progressDue returns when a change of o that is only progress may be written: at once
-// (zero, or a time not after now) when o was not written in the last progressInterval.
+// (zero, or a time not after now) when o was not written within its pace.
 func (e *expectations) progressDue(o client.Object) time.Time {
-	return e.due(writeKey{uid: o.GetUID()}, progressInterval)
+	return e.due(writeKey{uid: o.GetUID()})
 }
 
 // enforcementDue returns when u's enforcement may be written again while clusters move on
 // inside a batch.
 func (e *expectations) enforcementDue(u client.Object) time.Time {
-	return e.due(writeKey{uid: u.GetUID(), enforcement: true}, enforcementInterval)
+	return e.due(writeKey{uid: u.GetUID(), enforcement: true})
 }
 
 // startsDue returns when u's clusters may start again inside a batch.
 func (e *expectations) startsDue(u client.Object) time.Time {
-	return e.due(writeKey{uid: u.GetUID(), starts: true}, startInterval)
+	return e.due(writeKey{uid: u.GetUID(), starts: true})
 }
 
-// due returns interval after the write k, or the zero time when there was none.
-func (e *expectations) due(k writeKey, interval time.Duration) time.Time {
+// due returns the end of the write k's pace, or the zero time when there was none.
+func (e *expectations) due(k writeKey) time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	t, ok := e.written[k]
+	w, ok := e.written[k]
 	if !ok {
 		return time.Time{}
 	}
-	return t.Add(interval)
+	return w.at.Add(w.pace)
 }
 
 // behind reports how long to wait for the cache when any of objects, read from it, is not

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 )
 
 func TestExpectations(t *testing.T) {
@@ -19,8 +20,8 @@ func TestExpectations(t *testing.T) {
 	if wait := e.behind(at, obj("a", "1")); wait != 0 {
 		t.Fatalf("nothing written yet: got a wait of %s", wait)
 	}
-	e.wrote(obj("a", "7"), at)
-	e.wrote(obj("b", "9"), at)
+	e.wrote(obj("a", "7"), at, 0)
+	e.wrote(obj("b", "9"), at, 0)
 
 	if wait := e.behind(at.Add(300*time.Millisecond), obj("a", "6")); wait != 700*time.Millisecond {
 		t.Errorf("a is behind by one write 300 ms after it: got a wait of %s, want 700ms", wait)
@@ -46,19 +47,19 @@ func TestExpectations(t *testing.T) {
 	if wait := e.behind(at, obj("b", "8")); wait != 0 {
 		t.Errorf("an expired expectation is dropped: got a wait of %s", wait)
 	}
-	e.wrote(obj("b", "10"), at)
+	e.wrote(obj("b", "10"), at, 0)
 	if wait := e.behind(at, obj("b", "10")); wait != 0 {
 		t.Errorf("the cache shows b's last write: got a wait of %s", wait)
 	}
 	if wait := e.behind(at, obj("b", "9")); wait != 0 {
 		t.Errorf("an expectation the cache met once is dropped: got a wait of %s", wait)
 	}
-	e.wrote(obj("c", "3"), at)
+	e.wrote(obj("c", "3"), at, 0)
 	e.forget(obj("c", ""))
 	if wait := e.behind(at, obj("c", "2")); wait != 0 {
 		t.Errorf("a deleted object's expectation is dropped: got a wait of %s", wait)
 	}
-	e.wrote(obj("d", ""), at)
+	e.wrote(obj("d", ""), at, 0)
 	if wait := e.behind(at, obj("d", "1")); wait != 0 {
 		t.Errorf("a write without a version sets no expectation: got a wait of %s", wait)
 	}
@@ -72,15 +73,38 @@ func TestStartsArePacedApartFromOtherWrites(t *testing.T) {
 		t.Fatalf("nothing started yet: starts due at %v, want at once", due)
 	}
 	e.enforced(u, at)
-	e.wrote(u, at)
+	e.wrote(u, at, 0)
 	if due := e.startsDue(u); !due.IsZero() {
 		t.Errorf("writes without starts paced the starts until %v", due)
 	}
 	e.started(u, at.Add(time.Second))
-	if due, want := e.startsDue(u), at.Add(time.Second+startInterval); !due.Equal(want) {
+	if due, want := e.startsDue(u), at.Add(time.Second+rollout.MinPace); !due.Equal(want) {
 		t.Errorf("starts due at %v, want the start interval after the write with starts, %v", due, want)
 	}
-	if due, want := e.progressDue(u), at.Add(progressInterval); !due.Equal(want) {
+	if due, want := e.progressDue(u), at.Add(rollout.MinPace); !due.Equal(want) {
 		t.Errorf("progress due at %v, want %v: a start is not a write of its own", due, want)
+	}
+}
+
+func TestALargeStatusIsWrittenAndStartsClustersLessOften(t *testing.T) {
+	at := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	u := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{UID: "u", ResourceVersion: "1"}}
+	var e expectations
+	size := 100 << 10
+	e.wrote(u, at, size)
+	e.started(u, at)
+	pace := rollout.Pace(size)
+	if pace <= rollout.MinPace {
+		t.Fatalf("the pace of a %d-byte status is %v, not above the least pace %v", size, pace, rollout.MinPace)
+	}
+	if due, want := e.progressDue(u), at.Add(pace); !due.Equal(want) {
+		t.Errorf("progress due at %v, want %v", due, want)
+	}
+	if due, want := e.startsDue(u), at.Add(pace); !due.Equal(want) {
+		t.Errorf("starts due at %v, want %v", due, want)
+	}
+	e.wrote(u, at.Add(pace), 0)
+	if due, want := e.progressDue(u), at.Add(pace+rollout.MinPace); !due.Equal(want) {
+		t.Errorf("after a small status, progress due at %v, want %v", due, want)
 	}
 }

@@ -131,8 +131,8 @@ func (g gatherer) records(ctx context.Context, s *scope) error {
 }
 
 // startsPaced says whether the operator wrote starting clusters of the rollout less than
-// startInterval ago; if so, the pass is run again when the interval is over, for the slots
-// freed meanwhile.
+// its pace ago (expectations.started); if so, the pass is run again when the pace is over,
+// for the slots freed meanwhile.
 func (g gatherer) startsPaced(s *scope) {
 	due := g.expect.startsDue(s.cgu)
 	if now := g.lagNow(); now.Before(due) {

@@ -36,7 +36,7 @@ type scope struct {
 	// the operator's own writes): the reconcile ends there and looks again once the cache
 	// catches up.
 	wait *expectedWait
-	// flush is how long until a deferred write is due (progressInterval,
+	// flush is how long until a deferred write is due (the object's pace,
 	// enforcementInterval), or until a step asked to look again (lookAgain); zero when
 	// nothing was deferred.
 	flush time.Duration

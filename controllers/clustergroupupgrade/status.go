@@ -39,7 +39,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) (deferred bool, 
 	if err := r.Client.Status().Update(ctx, s.cgu); err != nil {
 		return false, fmt.Errorf("patching status: %w", err)
 	}
-	r.expect.wrote(s.cgu, r.lagNow())
+	r.expect.wrote(s.cgu, r.lagNow(), statusSize(s.cgu.Status))
 	if s.in.Enforcement.Starts {
 		r.expect.started(s.cgu, r.lagNow())
 	}
@@ -64,7 +64,7 @@ func (r *Reconciler) patchFailure(ctx context.Context, s *scope, err error) erro
 	if werr := r.Client.Status().Update(ctx, updated); werr != nil {
 		return fmt.Errorf("writing the failure to status: %w", werr)
 	}
-	r.expect.wrote(updated, r.lagNow())
+	r.expect.wrote(updated, r.lagNow(), statusSize(updated.Status))
 	return nil
 }
 

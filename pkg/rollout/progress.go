@@ -8,8 +8,8 @@ import (
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
 
-// The operator writes a change of status that is only clusters moving on at most every
-// few seconds (controllers, progressInterval); every other change at once. A change is
+// The operator writes a change of status that is only clusters moving on at most once a
+// pace, a few seconds that grow with the status (Pace); every other change at once. A change is
 // "only clusters moving on" when a restarted operator would derive it again from the
 // same compliance, and no later decision reads a time it sets: an InProgress cluster
 // starting a later policy, or completing when no batch soak reads its completion time.
