@@ -60,7 +60,7 @@ type Facts struct {
 	// Others are the clusters other rollouts hold.
 	Others Others
 	// StartsPaced is true while the operator's last write of starting clusters is more
-	// recent than its start interval (rollout.Gates.StartsPaced).
+	// recent than its pace (rollout.Gates.StartsPaced).
 	StartsPaced bool
 	// Analysis is what the gather found of spec.analysis: its query API's Secret, and the
 	// measurements due now (rollout.MeasureNow).

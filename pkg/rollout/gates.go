@@ -75,7 +75,7 @@ type Gates struct {
 	// spec.analysis.
 	Analysis *Analysis
 	// StartsPaced is true while the operator's last write of starting clusters is more
-	// recent than the start interval (the operator's write pacing, in real time): a window
+	// recent than its pace (the operator's write pacing, in real time): a window
 	// whose clusters started leaves its freed slots empty meanwhile, to fill them together.
 	StartsPaced bool
 }

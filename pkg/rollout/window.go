@@ -18,7 +18,7 @@ import (
 // clusters that never started left Pending, as the batches after an early end are.
 //
 // The free slots are filled together: once clusters of the window started, no more start
-// while Gates.StartsPaced says the operator wrote starts less than its start interval ago,
+// while Gates.StartsPaced says the operator wrote starts less than its pace ago (Pace),
 // and the slots freed meanwhile start at once after it. Each start is written to the hub
 // at once (a deadline counts from it), so filling each slot as it frees would write the
 // rollout's status, its batch record and the Placements with every cluster done; together,
