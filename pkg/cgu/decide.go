@@ -395,11 +395,12 @@ func (p *pass) enforcement() {
 		e.Clusters[len(e.Policies)] = d.Enforce[i]
 		e.Policies = append(e.Policies, root)
 	}
-	// Clusters moving on inside a batch, and starting in it (a window's freed slots, a
-	// stage), are enforced at the pace of the writes, together; a batch starting or ending
-	// is enforced at once.
+	// Clusters moving on inside a batch, and starting in a window's freed slots, are
+	// enforced at the pace of the writes, together; a batch starting or ending, and a
+	// stage of a progressive batch starting, are enforced at once: the stage waited for
+	// every cluster of the one before it, as the next batch waits for its batch.
 	e.Starts = p.clustersStart()
-	e.Paced = !p.batchStarts() && len(d.Ended) == 0
+	e.Paced = !p.batchStarts() && !p.stageStarts() && len(d.Ended) == 0
 	e.Frozen = gates.Frozen(p.acceptedPolicies(), e.Policies)
 	p.in.Enforcement = e
 }
@@ -422,10 +423,22 @@ func (p *pass) batchStarts() bool {
 // decision: in progress now, and not before it. Only a window's starts are paced
 // (rollout.Gates.StartsPaced): in other batches they start all at once anyway.
 func (p *pass) clustersStart() bool {
+	return p.startsInside(func(b plan.Batch) bool { return b.Window != 0 })
+}
+
+// stageStarts reports whether clusters of the current batch, a progressive one, start with
+// this decision: its next stage, or clusters filling up its stage.
+func (p *pass) stageStarts() bool {
+	return p.startsInside(func(b plan.Batch) bool { return len(b.Stages) > 0 })
+}
+
+// startsInside reports whether clusters start with this decision inside the current batch,
+// a batch that is accepts (not a batch starting: batchStarts says that).
+func (p *pass) startsInside(is func(plan.Batch) bool) bool {
 	d := p.in.Decision
 	b := d.Progress.Batch
-	if b != p.f.Progress.Batch || b >= len(p.in.Plan.Batches) || p.in.Plan.Batches[b].Window == 0 {
-		return false // a new batch (batchStarts says it), or not a window
+	if b != p.f.Progress.Batch || b >= len(p.in.Plan.Batches) || !is(p.in.Plan.Batches[b]) {
+		return false
 	}
 	for name, c := range d.Progress.Clusters {
 		if c.State == ranv1alpha1.ClusterInProgress && p.f.Progress.Clusters[name].State != ranv1alpha1.ClusterInProgress {

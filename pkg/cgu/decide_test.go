@@ -896,3 +896,24 @@ func TestDecideTenancyActions(t *testing.T) {
 		})
 	}
 }
+
+// A progressive batch's next stage is enforced at once, as the next batch is: it waited
+// for every cluster of the stage before it. Clusters moving on inside the stage are paced.
+func TestDecideStageStartsAtOnce(t *testing.T) {
+	f := fresh()
+	f.Plan = plan.Plan{Batches: []plan.Batch{{Clusters: []string{"c1", "c2", "c3"}, Stages: []int{1, 2}}}, SkippedCompliant: []string{"c9"}}
+	in := Decide(f, Config{}, decideAt)
+	if e := in.Enforcement; e.Paced || !slices.Equal(e.Clusters[0], []string{"c1"}) {
+		t.Fatalf("enforcement at the start %+v, want the first stage, c1, at once", e)
+	}
+	f = next(t, f, in, policy("upgrade", []string{"c1"}, "c1", "c2", "c3"))
+	in = Decide(f, Config{}, decideAt.Add(time.Minute))
+	if e := in.Enforcement; e.Paced || e.Starts || !slices.Equal(e.Clusters[0], []string{"c2", "c3"}) {
+		t.Fatalf("enforcement as the second stage starts %+v, want c2 and c3 at once, not a window's paced starts", e)
+	}
+	f = next(t, f, in, policy("upgrade", []string{"c1", "c2"}, "c1", "c2", "c3"))
+	in = Decide(f, Config{}, decideAt.Add(2*time.Minute))
+	if e := in.Enforcement; !e.Paced || !slices.Equal(e.Clusters[0], []string{"c3"}) {
+		t.Errorf("enforcement as c2 is done inside the stage %+v, want c3 alone, paced", e)
+	}
+}
