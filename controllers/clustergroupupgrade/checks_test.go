@@ -53,8 +53,13 @@ var _ = Describe("Upgrade checks", func() {
 		))
 		Eventually(checkOf(ctx, cgu, unknown)).WithTimeout(settle).Should(And(
 			Not(BeNil()), HaveField("Outcome", string(upgradecheck.Hold)), HaveField("Reason", upgradecheck.ReasonRiskUnknown)))
+		By("the safe cluster's verdict follows once its ClusterVersion is read; until then it is held as unknown")
+		Eventually(func(g Gomega) map[string]int {
+			st := fleet.Stored(ctx, cgu)(g).Status.UpgradeChecks
+			g.Expect(st).NotTo(BeNil())
+			return st.Counts
+		}).WithTimeout(settle).Should(Equal(map[string]int{"Proceed": 1, "Hold": 2}))
 		stored := fleet.Stored(ctx, cgu)(Default)
-		Expect(stored.Status.UpgradeChecks.Counts).To(Equal(map[string]int{"Proceed": 1, "Hold": 2}))
 		Expect(stored.Status.State).To(Equal(ranv1alpha1.StateNotStarted))
 		Expect(condition(ctx, cgu, ranv1alpha1.ConditionUpgradeChecked)(Default)).To(gstruct.PointTo(gstruct.MatchFields(gstruct.IgnoreExtras, gstruct.Fields{
 			"Status": Equal(metav1.ConditionFalse), "Reason": Equal(ranv1alpha1.ReasonClustersHeld),
