@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
@@ -15,7 +16,7 @@ import (
 // The cache of ManifestWorks holds only what the operator made: a release train's works, in
 // the regional hubs' namespaces, must be among them, or the train never sees their feedback.
 func TestCacheHoldsTheTrainsWorks(t *testing.T) {
-	opts, err := cacheOptions(hubapi.Unserved{})
+	opts, err := cacheOptions(&rest.Config{Host: "https://hub.example.com:6443"}, NewScheme(), hubapi.Unserved{})
 	if err != nil {
 		t.Fatal(err)
 	}
