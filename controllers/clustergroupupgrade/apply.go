@@ -213,7 +213,8 @@ func (r *Reconciler) applyCleanup(ctx context.Context, s *scope) error {
 }
 
 // applyRecords writes the progress of the batches the decision touched; a change that is
-// only clusters moving on waits for the pacing interval. An operator stopped between the
+// only clusters moving on waits for the record's pace (expectations.wroteRecord). An
+// operator stopped between the
 // enforcement and these writes re-derives the same progress from the same compliance at its
 // next reconcile.
 func (r *Reconciler) applyRecords(ctx context.Context, s *scope) error {
@@ -231,7 +232,7 @@ func (r *Reconciler) applyRecords(ctx context.Context, s *scope) error {
 		if err := r.Client.Status().Update(ctx, updated); err != nil {
 			return fmt.Errorf("recording the progress of batch %d: %w", updated.Spec.Index, err)
 		}
-		r.expect.wrote(updated, r.lagNow(), statusSize(updated.Status))
+		r.expect.wroteRecord(updated, r.lagNow())
 		s.records[i] = *updated
 		r.recordEvents(s, updated, old)
 		logBatch(s, updated, old)

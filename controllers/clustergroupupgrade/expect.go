@@ -108,6 +108,14 @@ func (e *expectations) enforced(u client.Object, now time.Time) {
 	e.setWritten(writeKey{uid: u.GetUID(), enforcement: true}, paced{at: now, pace: enforcementInterval})
 }
 
+// wroteRecord records a write of a batch record b's status: its pace is that of its whole
+// batch, its part's size times its parts. The parts of a batch larger than
+// ClusterDetailLimit move together, and the API server's cost is in the bytes: each part
+// paced on its own size wrote the batch's progress as often as one small record.
+func (e *expectations) wroteRecord(b *ranv1alpha1.ClusterGroupUpgradeBatch, now time.Time) {
+	e.wrote(b, now, max(b.Spec.Parts, 1)*statusSize(b.Status))
+}
+
 // statusSize is the length of a status in JSON, which sets the pace of the object's next
 // progress write; 0 (the least pace) when it cannot be encoded.
 func statusSize(status any) int {

@@ -1,6 +1,7 @@
 package clustergroupupgrade
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -106,5 +107,29 @@ func TestALargeStatusIsWrittenAndStartsClustersLessOften(t *testing.T) {
 	e.wrote(u, at.Add(pace), 0)
 	if due, want := e.progressDue(u), at.Add(pace+rollout.MinPace); !due.Equal(want) {
 		t.Errorf("after a small status, progress due at %v, want %v", due, want)
+	}
+}
+
+// The parts of a large batch share its pace: each is paced as the whole batch.
+func TestABatchsPartsShareItsPace(t *testing.T) {
+	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	status := ranv1alpha1.ClusterGroupUpgradeBatchStatus{}
+	for i := range 250 {
+		status.Clusters = append(status.Clusters, ranv1alpha1.ClusterProgress{Name: fmt.Sprintf("cluster-%04d", i), State: ranv1alpha1.ClusterInProgress})
+	}
+	record := func(uid types.UID, parts int) *ranv1alpha1.ClusterGroupUpgradeBatch {
+		return &ranv1alpha1.ClusterGroupUpgradeBatch{ObjectMeta: metav1.ObjectMeta{UID: uid, ResourceVersion: "1"},
+			Spec: ranv1alpha1.ClusterGroupUpgradeBatchSpec{Index: 1, Parts: parts}, Status: status}
+	}
+	alone, part := record("alone", 1), record("part", 4)
+	var e expectations
+	e.wroteRecord(alone, at)
+	e.wroteRecord(part, at)
+	size := statusSize(status)
+	if due, want := e.progressDue(alone), at.Add(rollout.Pace(size)); !due.Equal(want) {
+		t.Errorf("the record of a batch of one part: progress due at %v, want %v (its own size, %d bytes)", due, want, size)
+	}
+	if due, want := e.progressDue(part), at.Add(rollout.Pace(4*size)); !due.Equal(want) || !due.After(e.progressDue(alone)) {
+		t.Errorf("a part of four: progress due at %v, want %v (four times its size), after the single part's", due, want)
 	}
 }

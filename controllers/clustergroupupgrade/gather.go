@@ -127,6 +127,8 @@ func (g gatherer) records(ctx context.Context, s *scope) error {
 		f.Started = f.Started || b.Status.StartedAt != nil
 	}
 	g.startsPaced(s)
+	s.progressDue = g.expect.progressDue(s.cgu)
+	f.ProgressPaced = g.lagNow().Before(s.progressDue)
 	return nil
 }
 

@@ -40,6 +40,9 @@ type scope struct {
 	// enforcementInterval), or until a step asked to look again (lookAgain); zero when
 	// nothing was deferred.
 	flush time.Duration
+	// progressDue is when a status that changed only by progress may be written, as the
+	// gather read it (cgu.Facts.ProgressPaced).
+	progressDue time.Time
 }
 
 func newScope(upgrade *ranv1alpha1.ClusterGroupUpgrade, now time.Time, log logr.Logger) *scope {

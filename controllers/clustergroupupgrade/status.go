@@ -3,6 +3,7 @@ package clustergroupupgrade
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -23,12 +24,18 @@ const EventRemediationError = "RemediationFailed"
 const eventAction = "Rollout"
 
 // patchStatus writes the status the decision computed, when it changed; a change that is
-// only clusters moving on waits for the pacing interval (deferred is then true: the hub does
-// not hold the decision's status yet).
+// only clusters moving on waits for the status's pace (deferred is then true: the hub does
+// not hold the decision's status yet), decided by cgu.Decide (Intents.StatusPaced) or here.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) (deferred bool, err error) {
 	st := &s.in.Status // the decision's own value: nothing else holds it
 	if equality.Semantic.DeepEqual(*st, s.before) {
 		return false, nil
+	}
+	if s.in.StatusPaced {
+		// Decided against the pace the gather read, TALM's fields left as read: written,
+		// whole, by the pass once the pace is over.
+		s.lookAgain(max(s.progressDue.Sub(r.lagNow()), time.Millisecond))
+		return true, nil
 	}
 	if rollout.StatusProgressOnly(&s.before, st, s.cgu.Spec.BatchSoak != nil) && s.deferWrite(r.expect.progressDue(s.cgu), r.lagNow()) {
 		return true, nil

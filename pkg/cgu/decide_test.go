@@ -565,6 +565,43 @@ func TestDecideWindowStarts(t *testing.T) {
 	}
 }
 
+// While the status's pace runs, a pass whose status changed only by clusters moving on
+// leaves TALM's fields as read (the pass that writes makes them); a pass with more than
+// progress, or after the pace, makes them.
+func TestDecidePacedProgressLeavesTALMFields(t *testing.T) {
+	f := fresh()
+	in := Decide(f, Config{}, decideAt)
+	f = next(t, f, in, policy("upgrade", []string{"c1"}, "c1", "c2", "c3"))
+	talmState := func(in Intents, cluster string) string {
+		if p := in.Status.Status.CurrentBatchRemediationProgress[cluster]; p != nil {
+			return p.State
+		}
+		return ""
+	}
+	if got := talmState(Intents{Status: f.Upgrade.Status}, "c1"); got != "InProgress" {
+		t.Fatalf("c1 read as %q in TALM's progress, want InProgress", got)
+	}
+
+	f.ProgressPaced = true
+	in = Decide(f, Config{}, decideAt.Add(time.Second))
+	if !in.StatusPaced || in.Status.Counts.Completed != 1 || talmState(in, "c1") != "InProgress" {
+		t.Errorf("paced progress: StatusPaced %v, %d completed, c1 %q in TALM's progress; want paced, 1, InProgress as read",
+			in.StatusPaced, in.Status.Counts.Completed, talmState(in, "c1"))
+	}
+	f.ProgressPaced = false
+	if in = Decide(f, Config{}, decideAt.Add(time.Second)); in.StatusPaced || talmState(in, "c1") != "Completed" {
+		t.Errorf("progress after the pace: StatusPaced %v, c1 %q in TALM's progress; want written, Completed", in.StatusPaced, talmState(in, "c1"))
+	}
+
+	// c2 complies too: the batch ends, which is more than progress.
+	f.ProgressPaced = true
+	f.Roots = []*policyv1.Policy{policy("upgrade", []string{"c1", "c2"}, "c1", "c2", "c3")}
+	in = Decide(f, Config{}, decideAt.Add(2*time.Second))
+	if in.StatusPaced || in.Status.Status.CurrentBatch != 2 {
+		t.Errorf("batch end while paced: StatusPaced %v, TALM's current batch %d; want written, 2", in.StatusPaced, in.Status.Status.CurrentBatch)
+	}
+}
+
 func hasCluster(st ranv1alpha1.ClusterGroupUpgradeBatchStatus, name string, state ranv1alpha1.ClusterState) bool {
 	for _, c := range st.Clusters {
 		if c.Name == name && c.State == state {

@@ -62,6 +62,10 @@ type Facts struct {
 	// StartsPaced is true while the operator's last write of starting clusters is more
 	// recent than its pace (rollout.Gates.StartsPaced).
 	StartsPaced bool
+	// ProgressPaced is true while the operator's last write of the status is more recent
+	// than its pace: a status that changed only by clusters moving on is not written on this
+	// pass (Intents.StatusPaced).
+	ProgressPaced bool
 	// Analysis is what the gather found of spec.analysis: its query API's Secret, and the
 	// measurements due now (rollout.MeasureNow).
 	Analysis Analysis

@@ -53,6 +53,11 @@ type Intents struct {
 	Silences Silences
 	// Status is the status to write.
 	Status ranv1alpha1.ClusterGroupUpgradeStatus
+	// StatusPaced is true when Status differs from the status read only by clusters moving
+	// on (rollout.StatusProgressOnly) while its pace runs (Facts.ProgressPaced): it is not
+	// written on this pass, and TALM's fields in it are those read, made again by the pass
+	// that writes.
+	StatusPaced bool
 	// Notes are what the decision noticed that is worth a debug log line.
 	Notes []Note
 }

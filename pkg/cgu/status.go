@@ -57,8 +57,22 @@ func (p *pass) status() {
 			"the cluster actions do not run: "+a.Message)
 	}
 	p.setCheckStatus(st)
-	p.setTALMStatus(st)
+	if p.in.StatusPaced = p.paced(st); !p.in.StatusPaced {
+		p.setTALMStatus(st)
+	}
 	p.in.Status = *st
+}
+
+// paced reports whether st, TALM's fields not made yet, changed only by clusters moving on
+// while the status's pace runs: the pass does not write it, and leaves TALM's fields (their
+// cost grows with the batch: talm.Shorten) to the pass that does. A pass that makes or
+// expires silences, or clears their failure, changes the status after the decision
+// (Intents.Silences): it is never paced.
+func (p *pass) paced(st *ranv1alpha1.ClusterGroupUpgradeStatus) bool {
+	if !p.f.ProgressPaced || !p.in.Silences.Empty() || (p.before.Silences != nil && p.before.Silences.Error != "") {
+		return false
+	}
+	return rollout.StatusProgressOnly(p.before, st, p.cgu.Spec.BatchSoak != nil)
 }
 
 // waitingStatus shows what the decision waits for.

@@ -39,12 +39,23 @@ func clustersMovedOn(old, cur []ranv1alpha1.ClusterProgress, batchSoak, shown bo
 	if len(old) != len(cur) {
 		return false
 	}
-	was := make(map[string]ranv1alpha1.ClusterProgress, len(old))
-	for _, c := range old {
-		was[c.Name] = c
-	}
-	for _, c := range cur {
-		o, ok := was[c.Name]
+	// Both lists are in the batch's order, but for clusters shown as others complete: old's
+	// clusters by name only from the first one out of place.
+	var was map[string]int
+	for i, c := range cur {
+		o, ok := old[i], old[i].Name == c.Name
+		if !ok {
+			if was == nil {
+				was = make(map[string]int, len(old))
+				for j := range old {
+					was[old[j].Name] = j
+				}
+			}
+			var j int
+			if j, ok = was[c.Name]; ok {
+				o = old[j]
+			}
+		}
 		switch {
 		case !ok && !shown:
 			return false
@@ -65,11 +76,11 @@ func clustersMovedOn(old, cur []ranv1alpha1.ClusterProgress, batchSoak, shown bo
 // the same progress.
 func movedOn(old, cur ranv1alpha1.ClusterProgress, batchSoak bool) bool {
 	switch {
-	case equality.Semantic.DeepEqual(old, cur):
+	case sameProgress(old, cur):
 		return true
 	case old.State == ranv1alpha1.ClusterCompleted && cur.State == ranv1alpha1.ClusterCompleted && !batchSoak:
 		old.Since = cur.Since
-		return equality.Semantic.DeepEqual(old, cur)
+		return sameProgress(old, cur)
 	case old.State != ranv1alpha1.ClusterInProgress || old.Reason != "" || cur.CompliantSince != nil:
 		return false
 	case cur.State == ranv1alpha1.ClusterCompleted:
@@ -87,15 +98,16 @@ func StatusProgressOnly(old, cur *ranv1alpha1.ClusterGroupUpgradeStatus, batchSo
 		!clustersMovedOn(old.CurrentBatch.Clusters, cur.CurrentBatch.Clusters, batchSoak, true) {
 		return false
 	}
-	// Everything else must be unchanged: compare with the moving parts taken from old.
-	rest := cur.DeepCopy()
+	// Everything else must be unchanged: compare with the moving parts taken from old (a
+	// copy of cur's fields, none of what they point to changed).
+	rest, batch := *cur, *cur.CurrentBatch
 	rest.Message, rest.Progress, rest.Counts = old.Message, old.Progress, old.Counts
-	rest.CurrentBatch.Clusters = old.CurrentBatch.Clusters
+	batch.Clusters, rest.CurrentBatch = old.CurrentBatch.Clusters, &batch
 	rest.Conditions = old.Conditions
 	// TALM's view of the same progress (pkg/talm) moves with it.
 	rest.Clusters, rest.Status.CurrentBatchRemediationProgress = old.Clusters, old.Status.CurrentBatchRemediationProgress
 	rest.Shortened = old.Shortened
-	return equality.Semantic.DeepEqual(*old, *rest)
+	return equality.Semantic.DeepEqual(*old, rest)
 }
 
 // sameBatch reports whether both statuses are in the same state with the same current batch.

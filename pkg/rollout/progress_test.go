@@ -1,10 +1,14 @@
 package rollout
 
 import (
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
 )
@@ -128,7 +132,7 @@ func TestStatusProgressOnly(t *testing.T) {
 		st.CurrentBatch.Clusters[0] = ranv1alpha1.ClusterProgress{Name: "a", State: ranv1alpha1.ClusterCompleted, Since: &t0}
 	})
 	again := shown.DeepCopy()
-	later := metav1.NewTime(t0.Add(400 * time.Millisecond))
+	later := metav1.NewTime(t0.Add(2 * time.Second)) // times are to the second, as stored
 	again.CurrentBatch.Clusters[0].Since = &later
 	if !StatusProgressOnly(shown, again, false) {
 		t.Error("a completion derived again with a later time is only progress")
@@ -142,5 +146,46 @@ func TestStatusProgressOnly(t *testing.T) {
 	}
 	if StatusProgressOnly(&ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotStarted}, &ranv1alpha1.ClusterGroupUpgradeStatus{State: ranv1alpha1.StateNotStarted}, false) {
 		t.Error("a status without a current batch is never only progress")
+	}
+}
+
+// sameProgress agrees with equality.Semantic.DeepEqual on progress, its times to the second,
+// that differs in any one field or in none: a field added to ClusterProgress and not to
+// sameProgress fails here.
+func TestSameProgressComparesEveryField(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
+	base := ranv1alpha1.ClusterProgress{Name: "sno-1", State: ranv1alpha1.ClusterInProgress, CurrentPolicy: "upgrade",
+		Since: &at, StartedAt: &at, Stage: 1, CompliantSince: &at, Reason: "", SoftTimedOut: []string{"operators"}}
+	typ := reflect.TypeOf(base)
+	for i := range typ.NumField() {
+		other := base
+		f := reflect.ValueOf(&other).Elem().Field(i)
+		switch v := f.Addr().Interface().(type) {
+		case *string:
+			*v += "-other"
+		case *ranv1alpha1.ClusterState:
+			*v = ranv1alpha1.ClusterCompleted
+		case *int:
+			*v++
+		case **metav1.Time:
+			later := metav1.NewTime(at.Add(time.Second))
+			*v = &later
+		case *[]string:
+			*v = append(slices.Clone(*v), "more")
+		default:
+			t.Fatalf("field %s of type %s: the test does not know how to change it", typ.Field(i).Name, f.Type())
+		}
+		if sameProgress(base, other) || equality.Semantic.DeepEqual(base, other) != sameProgress(base, other) {
+			t.Errorf("progress differing in %s: sameProgress %v, want false as DeepEqual", typ.Field(i).Name, sameProgress(base, other))
+		}
+	}
+	copied := base
+	copied.Since = ptr.To(metav1.NewTime(at.Time))
+	if !sameProgress(base, copied) {
+		t.Error("the same progress, its time a copy: sameProgress false")
+	}
+	copied.SoftTimedOut, base.SoftTimedOut = nil, []string{}
+	if !sameProgress(base, copied) || !equality.Semantic.DeepEqual(base, copied) {
+		t.Error("no soft timeout, nil or empty: sameProgress or DeepEqual tells them apart")
 	}
 }

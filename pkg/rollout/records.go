@@ -230,6 +230,9 @@ func sameRecordStatus(a, b ranv1alpha1.ClusterGroupUpgradeBatchStatus) bool {
 		equality.Semantic.DeepEqual(a.Analysis, b.Analysis)
 }
 
+// sameProgress reports whether two clusters' progress is the same, their times to the second
+// as they are stored, without reflection: it is asked of every cluster of the current batch
+// on every pass (movedOn).
 func sameProgress(a, b ranv1alpha1.ClusterProgress) bool {
 	return a.Name == b.Name && a.State == b.State && a.CurrentPolicy == b.CurrentPolicy && a.Reason == b.Reason && a.Stage == b.Stage &&
 		slices.Equal(a.SoftTimedOut, b.SoftTimedOut) &&
