@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -107,7 +108,7 @@ func serveDashboard(ctx context.Context, args ...string) string {
 		Eventually(done).WithTimeout(10 * time.Second).Should(Receive(Equal(cli.ExitOK)))
 	})
 	line, err := bufio.NewReader(r).ReadString('\n')
-	Expect(err).NotTo(HaveOccurred())
+	Expect(err).NotTo(HaveOccurred(), "the dashboard ended before it served: its error is in the spec's output")
 	go func() { _, _ = io.Copy(io.Discard, r) }()
 	m := regexp.MustCompile(`^Dashboard of every namespace at (http://127\.0\.0\.1:\d+/) \(Ctrl-C stops it\)\n$`).FindStringSubmatch(line)
 	Expect(m).NotTo(BeNil(), "the command printed %q", line)
@@ -394,6 +395,18 @@ func grantViewer(ctx context.Context) {
 	}
 	Expect(fleet.Hub.Client.Create(ctx, role)).To(Succeed())
 	Expect(fleet.Hub.Client.Create(ctx, binding)).To(Succeed())
+	// The API server's authorizer learns of the binding from its own informers, a moment
+	// later; the dashboard, which refuses to start for a user who may not read, waits for it.
+	cfg := rest.CopyConfig(fleet.Hub.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "viewer"}
+	viewer, err := client.New(cfg, client.Options{Scheme: fleet.Hub.Client.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func(g Gomega) {
+		for _, list := range []client.ObjectList{&ranv1alpha1.ClusterGroupUpgradeList{}, &ranv1alpha1.ClusterGroupUpgradeBatchList{},
+			&ranv1alpha1.ManagedClustersUpgradeList{}, &ranv1alpha1.ReleaseTrainList{}, &corev1.EventList{}} {
+			g.Expect(viewer.List(ctx, list, client.Limit(1))).To(Succeed())
+		}
+	}).WithTimeout(settle).Should(Succeed())
 }
 
 var _ = Describe("kubectl cgu dashboard", func() {

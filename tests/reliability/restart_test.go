@@ -63,6 +63,11 @@ var _ = Describe("The operator killed and restarted during a rollout of 200 clus
 })
 
 var _ = Describe("The hub's control plane restarted during a rollout", func() {
+	JustAfterEach(func() {
+		if CurrentSpecReport().Failed() {
+			AddReportEntry("the hub's control plane", fleet.Hub.ControlPlaneLog())
+		}
+	})
 	DescribeTable("lets the rollout complete afterwards, each batch once, nothing left enforcing",
 		func(ctx SpecContext, label string, restart func(h *world.Hub, whileDown func()) error) {
 			const clusters, concurrency, batches = 30, 10, 3

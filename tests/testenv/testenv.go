@@ -159,6 +159,10 @@ func Start(crdPaths ...string) (*envtest.Environment, *rest.Config, error) {
 		ErrorIfCRDPathMissing:   true,
 		ControlPlaneStopTimeout: 60 * time.Second,
 	}
+	// Their logs are kept, for a spec that fails to show (ControlPlaneLog).
+	api, etcd := NewTail(apiServerLogKept), NewTail(etcdLogKept)
+	env.ControlPlane.APIServer = &envtest.APIServer{Out: api, Err: api}
+	env.ControlPlane.Etcd = &envtest.Etcd{Out: etcd, Err: etcd}
 	cfg, err := env.Start()
 	if err != nil {
 		// A start that failed half-way (say, on a CRD) leaves processes running.

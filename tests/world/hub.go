@@ -130,6 +130,10 @@ func (h *Hub) Stop() error {
 	return h.err
 }
 
+// ControlPlaneLog returns the last lines the hub's kube-apiserver and etcd wrote, for a
+// spec that fails to report.
+func (h *Hub) ControlPlaneLog() string { return testenv.ControlPlaneLog(h.env) }
+
 // WriteKubeconfig writes a kubeconfig reaching the hub as its cluster admin to path, for
 // kubectl and the plugin.
 func (h *Hub) WriteKubeconfig(path string) error {
