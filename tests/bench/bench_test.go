@@ -43,7 +43,7 @@ func TestFleetRollout(t *testing.T) {
 	var reports []string
 	for k := range runs {
 		for _, phase := range c.phases {
-			r := runPhase(t, c, phase, mem)
+			r := runPhase(t, c, phase, k+1, mem)
 			t.Log(r.summary())
 			runs[k] = append(runs[k], r)
 		}
@@ -165,12 +165,16 @@ type phaseResult struct {
 	// when its metrics could not be read.
 	served requestTimes
 	// load is the 1-minute load average at the start and at the end of the rollout.
-	load     [2]string
+	load [2]string
+	// probe is the median CPU time of the speed probe's work during the rollout, over
+	// probes samples (speedProbe): more is a slower machine.
+	probe    time.Duration
+	probes   int
 	clusters int
 	err      error
 }
 
-func runPhase(t *testing.T, c config, phase string, mem *memorySampler) phaseResult {
+func runPhase(t *testing.T, c config, phase string, run int, mem *memorySampler) phaseResult {
 	r := phaseResult{phase: phase, clusters: c.clusters}
 	ctx, cancel := context.WithTimeout(t.Context(), c.timeout)
 	defer cancel()
@@ -197,12 +201,14 @@ func runPhase(t *testing.T, c config, phase string, mem *memorySampler) phaseRes
 	r.cpuStart = cpuTimes()
 	r.heapBase, r.rssBase = mem.reset()
 	servedBefore, servedErr := readRequestTimes(ctx, f.hub.Config)
-	profiled := hubProfile(ctx, f.hub.Config, phase)
+	profiled := hubProfile(ctx, f.hub.Config, fmt.Sprintf("%s.%d", phase, run))
+	probe := startSpeedProbe()
 	if k := phaseKinds[phase]; k.operator {
 		r.err = runOperator(ctx, f, obs, c, k.mode, &r)
 	} else {
 		r.err = runFloor(ctx, f, obs, c, k.mode, &r)
 	}
+	r.probe, r.probes = probe.close()
 	if err := profiled(); err != nil {
 		t.Errorf("%s: %v", phase, err)
 	}
@@ -389,6 +395,12 @@ func report(c config, results []phaseResult) string {
 		return strings.Join(parts, "; ")
 	})
 	row("load average at start / end of the rollout", func(r *phaseResult) string { return r.load[0] + " / " + r.load[1] })
+	row("machine speed: CPU time of the speed probe's fixed work, median (more is slower)", func(r *phaseResult) string {
+		if r.probes == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%s (%d samples)", r.probe.Round(10*time.Microsecond), r.probes)
+	})
 	row("operator process: heap peak / RSS peak / live heap at the end", func(r *phaseResult) string {
 		if r.operator == nil {
 			return "—"

@@ -18,16 +18,17 @@ const hubProfileSeconds = 60
 
 // hubProfile starts, when BENCH_HUBPROFILE names a path prefix, two CPU profiles of a
 // phase's hub for hubProfileSeconds: the kube-apiserver's (from its /debug/pprof endpoint,
-// to <prefix>.<phase>.apiserver) and the test process's, which runs the propagator, the
-// placement controller, the simulated spokes and the floor driver (to <prefix>.<phase>.hub).
+// to <prefix>.<name>.apiserver) and the test process's, which runs the propagator, the
+// placement controller, the simulated spokes and the floor driver (to <prefix>.<name>.hub);
+// name is the phase and its run, <phase>.<run>.
 // The returned function waits for both and reports what failed; it is a no-op without the
 // variable.
-func hubProfile(ctx context.Context, cfg *rest.Config, phase string) func() error {
+func hubProfile(ctx context.Context, cfg *rest.Config, name string) func() error {
 	prefix := os.Getenv("BENCH_HUBPROFILE")
 	if prefix == "" {
 		return func() error { return nil }
 	}
-	base := prefix + "." + phase
+	base := prefix + "." + name
 	apiserver := make(chan error, 1)
 	go func() { apiserver <- apiserverProfile(ctx, cfg, base+".apiserver") }()
 	stopOwn, ownErr := cpuProfile(base + ".hub")
