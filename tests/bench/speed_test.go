@@ -14,8 +14,9 @@ import (
 // less (a busy neighbour on the same cores, a lower clock), every process of the phase uses
 // more CPU time for the same requests. The probe tells that apart from more work: once a
 // second it runs a fixed piece of work, reading a buffer larger than the caches, and measures
-// the CPU time its own thread took for it. That time does not grow with the phase's
-// processes sharing the cores, only with the host doing the same work slower.
+// the CPU time its own thread took for it. That time leaves out the waits for a core; it
+// grows when the host runs the same work slower, and a little with the memory traffic of the
+// phase's processes, which is alike in phases that all keep the cores busy.
 const (
 	probeEvery  = time.Second
 	probeBuffer = 16 << 20
