@@ -891,8 +891,10 @@ type PrecachingStatus struct {
 	// +optional
 	Counts map[string]int `json:"counts,omitempty"`
 	// Status maps each cluster to its precache state, in TALM's words (TALM's). Past
-	// TALMStatusBudget it is shortened: see status.shortened.
+	// TALMStatusBudget it is shortened: see status.shortened. Atomic, as
+	// currentBatchRemediationProgress.
 	// +optional
+	// +mapType=atomic
 	Status map[string]string `json:"status,omitempty"`
 	// Clusters are the clusters pre-caching runs on (TALM's).
 	// Deprecated: TALM's; read status.

@@ -65,10 +65,12 @@ type ClusterGroupUpgradeBatchSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=1000
 	Policies []PolicyReference `json:"policies,omitempty"`
-	// Clusters of this part of the batch, in plan order.
+	// Clusters of this part of the batch, in plan order, each once. Atomic, as
+	// status.clusters: the record of a set's owners names every value, and stays in the
+	// object for every later update to read.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=250
-	// +listType=set
+	// +listType=atomic
 	Clusters []string `json:"clusters"`
 }
 
@@ -92,11 +94,13 @@ type ClusterGroupUpgradeBatchStatus struct {
 	// later pauses move the batch's deadline.
 	// +optional
 	PausedBefore *metav1.Duration `json:"pausedBefore,omitempty"`
-	// Clusters holds each cluster's progress, once its batch has started.
+	// Clusters holds each cluster's progress, once its batch has started, a cluster at most
+	// once. The list is one field to the API server (atomic), written whole by the operator
+	// alone: tracked item by item, its managed fields were about as large as the list, and
+	// every update of the record paid for both (docs/benchmarks.md).
 	// +optional
 	// +kubebuilder:validation:MaxItems=250
-	// +listType=map
-	// +listMapKey=name
+	// +listType=atomic
 	Clusters []ClusterProgress `json:"clusters,omitempty"`
 	// Analysis is the batch's analysis (spec.analysis), once its clusters ended; on the
 	// batch's first part only.

@@ -116,6 +116,26 @@ var _ = Describe("ClusterGroupUpgrade status", func() {
 		err := k8s.Status().Update(ctx, cgu)
 		Expect(err).To(MatchError(ContainSubstring("status.currentBatch.clusters: Too many: 251: must have at most 250 items")))
 	})
+
+	// The API server tracks who owns each field of an object it stores (managedFields) and
+	// reads, merges and writes that record at every update. A per-cluster map tracked key by
+	// key made the record as large as the map, and every status update paid for both.
+	It("tracks the per-cluster maps each as one field, so that managed fields stay small", func(ctx SpecContext) {
+		cgu := newCGU("per-cluster")
+		Expect(k8s.Create(ctx, cgu)).To(Succeed())
+		progress := map[string]*ranv1alpha1.ClusterRemediationProgress{}
+		states := map[string]string{}
+		index := 1
+		for i := range ranv1alpha1.ClusterDetailLimit {
+			progress[clusterName(i)] = &ranv1alpha1.ClusterRemediationProgress{State: string(ranv1alpha1.ClusterInProgress), PolicyIndex: &index}
+			states[clusterName(i)] = "Active"
+		}
+		cgu.Status.Status.CurrentBatchRemediationProgress = progress
+		cgu.Status.Precaching = &ranv1alpha1.PrecachingStatus{Status: states}
+		cgu.Status.Backup = &ranv1alpha1.BackupStatus{Status: states}
+		Expect(k8s.Status().Update(ctx, cgu)).To(Succeed())
+		Expect(managedFieldsSize(cgu.ManagedFields)).To(BeNumerically("<", 2048), "the managed fields of 3 x %d clusters", len(progress))
+	})
 })
 
 var _ = Describe("ClusterGroupUpgradeBatch", func() {
@@ -151,7 +171,33 @@ var _ = Describe("ClusterGroupUpgradeBatch", func() {
 		}
 		Expect(k8s.Create(ctx, batch)).To(MatchError(ContainSubstring("spec.clusters: Too many: 251: must have at most 250 items")))
 	})
+
+	It("tracks its clusters' progress as one field, so that managed fields stay small", func(ctx SpecContext) {
+		Expect(ensureNamespace(ctx, statusNS)).To(Succeed())
+		batch := &ranv1alpha1.ClusterGroupUpgradeBatch{
+			ObjectMeta: metav1.ObjectMeta{Name: "tracked-1-0", Namespace: statusNS},
+			Spec:       ranv1alpha1.ClusterGroupUpgradeBatchSpec{Upgrade: "tracked", Index: 1},
+		}
+		for i := range ranv1alpha1.ClusterDetailLimit {
+			batch.Spec.Clusters = append(batch.Spec.Clusters, clusterName(i))
+		}
+		Expect(k8s.Create(ctx, batch)).To(Succeed())
+		for _, c := range batch.Spec.Clusters {
+			batch.Status.Clusters = append(batch.Status.Clusters, ranv1alpha1.ClusterProgress{
+				Name: c, State: ranv1alpha1.ClusterInProgress, CurrentPolicy: "p", Since: &metav1.Time{Time: time.Now()}})
+		}
+		Expect(k8s.Status().Update(ctx, batch)).To(Succeed())
+		Expect(managedFieldsSize(batch.ManagedFields)).To(BeNumerically("<", 2048), "the managed fields of %d clusters", len(batch.Status.Clusters))
+	})
 })
+
+// managedFieldsSize is the length in JSON of an object's managed fields as the API server
+// returned them.
+func managedFieldsSize(fields []metav1.ManagedFieldsEntry) int {
+	raw, err := json.Marshal(fields)
+	Expect(err).NotTo(HaveOccurred())
+	return len(raw)
+}
 
 func clusterName(i int) string {
 	return fmt.Sprintf("cluster-%04d", i)

@@ -168,10 +168,13 @@ type phaseResult struct {
 	load [2]string
 	// probe is the median CPU time of the speed probe's work during the rollout, over
 	// probes samples (speedProbe): more is a slower machine.
-	probe    time.Duration
-	probes   int
-	clusters int
-	err      error
+	probe  time.Duration
+	probes int
+	// rootUpdates counts the managed root policies' versions the observer saw during the
+	// rollout.
+	rootUpdates int
+	clusters    int
+	err         error
 }
 
 func runPhase(t *testing.T, c config, phase string, run int, mem *memorySampler) phaseResult {
@@ -203,12 +206,14 @@ func runPhase(t *testing.T, c config, phase string, run int, mem *memorySampler)
 	servedBefore, servedErr := readRequestTimes(ctx, f.hub.Config)
 	profiled := hubProfile(ctx, f.hub.Config, fmt.Sprintf("%s.%d", phase, run))
 	probe := startSpeedProbe()
+	updates := obs.rootUpdates()
 	if k := phaseKinds[phase]; k.operator {
 		r.err = runOperator(ctx, f, obs, c, k.mode, &r)
 	} else {
 		r.err = runFloor(ctx, f, obs, c, k.mode, &r)
 	}
 	r.probe, r.probes = probe.close()
+	r.rootUpdates = obs.rootUpdates() - updates
 	if err := profiled(); err != nil {
 		t.Errorf("%s: %v", phase, err)
 	}
@@ -271,7 +276,7 @@ func runOperator(ctx context.Context, f *fleet, obs *observer, c config, mode ra
 		_, _ = run.stop()
 		return err
 	}
-	err = rollOut(ctx, f, obs, cgu, start, r)
+	err = rollOut(ctx, f, obs, cgu, c, start, r)
 	r.cpu = cpuUsed(r.cpuStart, cpuTimes()) // before the operator's process exits
 	rep, stopErr := run.stop()
 	if stopErr != nil {
@@ -285,13 +290,18 @@ func runOperator(ctx context.Context, f *fleet, obs *observer, c config, mode ra
 }
 
 // rollOut waits for the operator's rollout to complete and its cleanup to finish.
-func rollOut(ctx context.Context, f *fleet, obs *observer, cgu *ranv1alpha1.ClusterGroupUpgrade, start time.Time, r *phaseResult) error {
+// In the Progressive mode its batches are split into the stages the operator starts (stages),
+// so that each stage's time and the switch between stages compare with the floor's.
+func rollOut(ctx context.Context, f *fleet, obs *observer, cgu *ranv1alpha1.ClusterGroupUpgrade, c config, start time.Time, r *phaseResult) error {
 	completedAt, err := waitCompleted(ctx, f, cgu)
 	_, last := obs.done(f.clusters)
 	if !last.IsZero() {
 		r.converged = last.Sub(start)
 	}
 	batches, planErr := planOf(ctx, f)
+	if c.mode == ranv1alpha1.ModeProgressive {
+		batches = stages(batches, c.maxConcurrency)
+	}
 	r.batches = len(batches)
 	r.switches, _ = obs.switches(batches)
 	r.firstEnforced, r.batchTimes = obs.spans(start, batches)
@@ -393,6 +403,9 @@ func report(c config, results []phaseResult) string {
 			parts = append(parts, fmt.Sprintf("%s %.1fs (%d)", k, r.served[k].seconds, r.served[k].count))
 		}
 		return strings.Join(parts, "; ")
+	})
+	row("root-policy status writes seen during the rollout (each carries every cluster's compliance)", func(r *phaseResult) string {
+		return fmt.Sprint(r.rootUpdates)
 	})
 	row("load average at start / end of the rollout", func(r *phaseResult) string { return r.load[0] + " / " + r.load[1] })
 	row("machine speed: CPU time of the speed probe's fixed work, median (more is slower)", func(r *phaseResult) string {

@@ -295,17 +295,32 @@ func (f *fleet) policyNames() []string {
 
 // batches splits the fleet as the operator's plan does without canaries, in name order:
 // maxConcurrency clusters at a time, or, for the Progressive mode, its stages as they grow
-// with every stage healthy (plan.DefaultGrowth: 1%, 5%, 25%, then maxConcurrency), so that
-// the floor driver starts each stage the moment the previous one is done.
+// with every stage healthy (stages), so that the floor driver starts each stage the moment
+// the previous one is done.
 func (f *fleet) batches(maxConcurrency int, mode ranv1alpha1.RolloutMode) [][]string {
-	sizes := []int{maxConcurrency}
 	if mode == ranv1alpha1.ModeProgressive {
-		sizes = plan.DefaultGrowth.Sizes(len(f.clusters), maxConcurrency)
+		return stages([][]string{f.clusters}, maxConcurrency)
 	}
+	return chunks(f.clusters, []int{maxConcurrency})
+}
+
+// stages splits each batch of a Progressive plan into the stages the operator starts, in
+// plan order, when every stage is healthy: plan.DefaultGrowth's sizes (1%, 5%, 25%, then
+// maxConcurrency) over the batch's clusters.
+func stages(batches [][]string, maxConcurrency int) [][]string {
 	var out [][]string
-	for i, step := 0, 0; i < len(f.clusters); step++ {
+	for _, b := range batches {
+		out = append(out, chunks(b, plan.DefaultGrowth.Sizes(len(b), maxConcurrency))...)
+	}
+	return out
+}
+
+// chunks splits clusters in order into groups of the sizes, the last size repeating.
+func chunks(clusters []string, sizes []int) [][]string {
+	var out [][]string
+	for i, step := 0, 0; i < len(clusters); step++ {
 		n := sizes[min(step, len(sizes)-1)]
-		out = append(out, f.clusters[i:min(i+n, len(f.clusters))])
+		out = append(out, clusters[i:min(i+n, len(clusters))])
 		i += n
 	}
 	return out

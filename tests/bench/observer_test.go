@@ -30,6 +30,9 @@ type observer struct {
 	compliant []map[string]bool
 	doneAt    map[string]time.Time
 	enforced  map[string]time.Time
+	// updates counts the versions of the managed root policies seen: each is a write of the
+	// compliance of every cluster the policy is placed on, the hub's costliest write.
+	updates int
 	// changed receives a value (never blocking) after each change of compliance.
 	changed chan struct{}
 }
@@ -91,6 +94,7 @@ func (o *observer) policy(obj any) {
 	if !ok {
 		return
 	}
+	o.updates++
 	changed := false
 	for _, st := range p.Status.Status {
 		c := st.ComplianceState == policyv1.Compliant
@@ -137,6 +141,13 @@ func (o *observer) placement(obj any) {
 			}
 		}
 	}
+}
+
+// rootUpdates returns how many versions of the managed root policies the observer has seen.
+func (o *observer) rootUpdates() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.updates
 }
 
 // compliance returns a copy of each policy's compliant clusters, by policy index.
