@@ -10,10 +10,10 @@ import (
 // by the same split of its plan: both must be the stages the operator starts when every
 // stage is healthy.
 func TestStagesSplitEachBatchAsTheOperatorGrowsIt(t *testing.T) {
-	names := func(n int) []string {
+	names := func(prefix string, n int) []string {
 		out := make([]string, n)
 		for i := range out {
-			out[i] = fmt.Sprintf("c%04d", i)
+			out[i] = fmt.Sprintf("%s-c%04d", prefix, i)
 		}
 		return out
 	}
@@ -40,10 +40,7 @@ func TestStagesSplitEachBatchAsTheOperatorGrowsIt(t *testing.T) {
 		var batches [][]string
 		var all []string
 		for _, n := range c.batches {
-			b := names(n)
-			for i := range b {
-				b[i] = fmt.Sprintf("b%d-%s", len(batches), b[i])
-			}
+			b := names(fmt.Sprintf("b%d", len(batches)), n)
 			batches = append(batches, b)
 			all = append(all, b...)
 		}
