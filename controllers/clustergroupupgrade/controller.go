@@ -77,6 +77,10 @@ type Reconciler struct {
 	// the clusters past them, so that each is read once it is (policies.Releases); nil reads
 	// them on every pass.
 	Releases *policies.Releases
+	// Compliance remembers each managed root policy's compliance per cluster for the
+	// resourceVersion read, so that a pass rebuilds only the maps of the policies whose
+	// status changed (preview.ComplianceCache); nil rebuilds them all on every pass.
+	Compliance *preview.ComplianceCache
 	// Alertmanager is where spec.silenceAlerts silences upgrading clusters' alerts.
 	Alertmanager Alertmanager
 	// DefaultEnforcement is how a rollout without spec.enforcement enforces its policies

@@ -16,6 +16,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -69,13 +70,14 @@ type gatherer struct {
 	precacheCap bool
 	unresolved  *preview.UnresolvedCache
 	releases    *policies.Releases
+	compliance  *preview.ComplianceCache
 }
 
 func (r *Reconciler) gatherer() gatherer {
 	return gatherer{cache: r.Client, api: r.Reader, expect: &r.expect, lagNow: r.lagNow, unserved: r.Unserved,
 		policyNamespaces: r.PolicyNamespaces, tenancy: r.Tenancy, defaultEnforcement: r.DefaultEnforcement, graphs: r.Graphs,
 		updateService: r.UpdateService, spokeImage: r.SpokeImage, precacheTimeout: r.PrecacheTimeout,
-		precacheCap: r.MaxConcurrentPrecaching > 0, unresolved: r.Unresolved, releases: r.Releases}
+		precacheCap: r.MaxConcurrentPrecaching > 0, unresolved: r.Unresolved, releases: r.Releases, compliance: r.Compliance}
 }
 
 // steps are the gather steps in order: each reads what the ones before found (the records
@@ -189,6 +191,12 @@ func (g gatherer) frozen(ctx context.Context, s *scope) error {
 	}
 	if err != nil {
 		return err
+	}
+	f.Compliance = make([]map[string]policyv1.ComplianceState, len(f.Roots))
+	for i, root := range f.Roots {
+		if root != nil {
+			f.Compliance[i] = g.compliance.Of(root)
+		}
 	}
 	p, err := plan.FromRecords(f.Records, s.cgu.Name)
 	if err != nil || s.before.Plan != nil && s.before.Plan.Batches != len(p.Batches) || rollout.Unfinished(f.Records) {

@@ -210,7 +210,7 @@ func (p *pass) decide() {
 	f := rollout.Facts{
 		Now: p.now, Enabled: enabled(cgu), Blocked: p.f.Start.Blocked,
 		Plan: p.in.Plan, Abort: cgu.Spec.BatchTimeoutAction == ranv1alpha1.BatchTimeoutAbort,
-		Policies: p.stepFacts(policyFacts(p.f.Roots, p.f.Released)), Progress: p.f.Progress,
+		Policies: p.stepFacts(policyFacts(p.f.Roots, p.f.Compliance, p.f.Released)), Progress: p.f.Progress,
 	}
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
 		f.TimeoutMinutes = rs.Timeout
@@ -256,15 +256,19 @@ func (p *pass) capacity() *int {
 }
 
 // policyFacts are what each managed policy says of the clusters: compliance on the root
-// policy's status, the soak and the soft timeout it asks for, and, for an intermediate one,
-// the clusters the hub released from it.
-func policyFacts(roots []*policyv1.Policy, released map[int]map[string]bool) []rollout.PolicyFacts {
+// policy's status (read already when compliance has it), the soak and the soft timeout it
+// asks for, and, for an intermediate one, the clusters the hub released from it.
+func policyFacts(roots []*policyv1.Policy, compliance []map[string]policyv1.ComplianceState, released map[int]map[string]bool) []rollout.PolicyFacts {
 	out := make([]rollout.PolicyFacts, len(roots))
 	for i, p := range roots {
 		if p == nil {
 			continue // deleted since the start: nothing is done with it
 		}
-		out[i].Compliance = preview.Compliance(p)
+		if i < len(compliance) && compliance[i] != nil {
+			out[i].Compliance = compliance[i]
+		} else {
+			out[i].Compliance = preview.Compliance(p)
+		}
 		if seconds, err := strconv.Atoi(p.Annotations[SoakAnnotation]); err == nil && seconds > 0 {
 			out[i].Soak = time.Duration(seconds) * time.Second
 		}

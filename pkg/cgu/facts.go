@@ -42,6 +42,10 @@ type Facts struct {
 	// Roots are the managed root policies in order; after the start an entry is nil when
 	// its policy was deleted.
 	Roots []*policyv1.Policy
+	// Compliance holds, by index in Roots, each root policy's compliance per cluster
+	// (preview.Compliance), when the gather read it through a preview.ComplianceCache: shared
+	// maps, read only. A missing or nil entry is computed from Roots.
+	Compliance []map[string]policyv1.ComplianceState
 	// Plan is the plan as read: computed before the start, from the records after. Clusters
 	// whose pre-start job failed are still in it (Decide takes them out).
 	Plan plan.Plan

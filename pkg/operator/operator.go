@@ -306,6 +306,7 @@ func setupControllers(mgr manager.Manager, opts Options, hub served) error {
 		Tenancy:                 opts.TenancyRules(),
 		Unresolved:              &preview.UnresolvedCache{Now: clk.Now},
 		Releases:                &policies.Releases{},
+		Compliance:              &preview.ComplianceCache{},
 		Alertmanager:            alertmanager(opts),
 	}
 	if err := r.SetupWithManager(context.Background(), mgr); err != nil {

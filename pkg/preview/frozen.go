@@ -139,12 +139,15 @@ func earliest(a, b time.Time) time.Time {
 
 // AcceptedPolicies reads the managed policies a started rollout accepted (refs:
 // status.managedPoliciesForUpgrade, or what the batch records froze), in order; an entry is
-// nil when its policy was deleted.
+// nil when its policy was deleted. Read from a cache, the policies share their status,
+// labels, annotations and spec with the cached ones (no deep copy: each holds every
+// cluster's compliance, and a rollout reads them at every pass): read them, never write
+// them.
 func AcceptedPolicies(ctx context.Context, r client.Reader, refs []ranv1alpha1.PolicyReference) ([]*policyv1.Policy, error) {
 	var out []*policyv1.Policy
 	for _, ref := range refs {
 		p := &policyv1.Policy{}
-		err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, p)
+		err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, p, client.UnsafeDisableDeepCopy)
 		switch {
 		case apierrors.IsNotFound(err):
 			p = nil

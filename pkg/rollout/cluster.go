@@ -69,26 +69,31 @@ type PolicyFacts struct {
 	Released map[string]bool
 }
 
-// policies returns what each managed policy and step says of a cluster, in order.
+// policies returns what each managed policy and step says of a cluster, in order. It looks the
+// cluster up once in each policy's compliance (Done's rule, in one pass): it runs for every
+// cluster of the current batch at every pass.
 func (f Facts) policies(cluster string) []Policy {
 	out := make([]Policy, len(f.Policies))
 	listed := false
-	for _, p := range f.Policies {
-		if _, placed := p.Compliance[cluster]; placed && !p.Step {
-			listed = true
-			break
-		}
-	}
+	var unlisted []int // policies with a status that does not list the cluster
 	for i, p := range f.Policies {
 		if p.Step {
 			out[i] = Policy{Compliant: p.Done[cluster], Failed: p.Failed[cluster]}
 			continue
 		}
-		_, placed := p.Compliance[cluster]
-		out[i] = Policy{Compliant: Done(p.Compliance, cluster, listed), Intermediate: p.Intermediate}
-		if placed {
+		out[i].Intermediate = p.Intermediate
+		state, placed := p.Compliance[cluster]
+		switch {
+		case placed:
+			listed = true
+			out[i].Compliant = state == policyv1.Compliant
 			out[i].Soak, out[i].SoftTimeout = p.Soak, p.SoftTimeout
+		case len(p.Compliance) > 0:
+			unlisted = append(unlisted, i)
 		}
+	}
+	for _, i := range unlisted {
+		out[i].Compliant = listed // placed elsewhere: done with it when another lists it
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -217,6 +218,38 @@ func TestFactsPolicies(t *testing.T) {
 	for cluster, want := range cases {
 		if got := f.policies(cluster); !slices.Equal(got, want) {
 			t.Errorf("%s: %+v, want %+v", cluster, got, want)
+		}
+	}
+}
+
+// policies reads each policy's compliance once per cluster; what it says of compliance must
+// be Done's rule, with "listed elsewhere" meaning some managed policy's status lists the
+// cluster.
+func TestFactsPoliciesFollowDone(t *testing.T) {
+	states := []policyv1.ComplianceState{policyv1.Compliant, policyv1.NonCompliant, policyv1.Pending, ""}
+	clusters := []string{"a", "b", "c"}
+	rng := rand.New(rand.NewPCG(36, 1))
+	for range 2000 {
+		f := Facts{Policies: make([]PolicyFacts, 1+rng.IntN(4))}
+		for i := range f.Policies {
+			if rng.IntN(4) == 0 {
+				continue // not evaluated yet, or deleted
+			}
+			f.Policies[i].Compliance = map[string]policyv1.ComplianceState{}
+			for _, c := range clusters {
+				if rng.IntN(3) > 0 {
+					f.Policies[i].Compliance[c] = states[rng.IntN(len(states))]
+				}
+			}
+		}
+		for _, c := range clusters {
+			listed := slices.ContainsFunc(f.Policies, func(p PolicyFacts) bool { _, ok := p.Compliance[c]; return ok })
+			got := f.policies(c)
+			for i, p := range f.Policies {
+				if want := Done(p.Compliance, c, listed); got[i].Compliant != want {
+					t.Fatalf("cluster %s, policy %d of %+v: Compliant %v, Done says %v", c, i, f.Policies, got[i].Compliant, want)
+				}
+			}
 		}
 	}
 }

@@ -406,7 +406,11 @@ func roomUnderCap(g Gates) *int {
 func stepCluster(f Facts, name string, c Cluster, deadline time.Time, capacity *int) (Cluster, time.Time, *Hold) {
 	starting := !c.Terminal() && c.State != ranv1alpha1.ClusterInProgress && !f.Gates.Paused
 	if !starting {
-		next, again := step(c, f.policies(name), f.Now, deadline, f.Gates.Paused)
+		var policies []Policy
+		if !c.Terminal() { // step leaves a terminal cluster as it is, whatever the policies say
+			policies = f.policies(name)
+		}
+		next, again := step(c, policies, f.Now, deadline, f.Gates.Paused)
 		next, again = verify(f, name, c, next, again, deadline)
 		return next, again, nil
 	}
