@@ -260,7 +260,10 @@ var _ = Describe("A release train on one hub", Ordered, func() {
 		By("the first canary's upgrade times out: the release stops in the canary ring")
 		upgrade := &ranv1alpha1.ClusterGroupUpgrade{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stop-canary-4.16.12"}}
 		Eventually(global.Stored(ctx, upgrade)).WithTimeout(settle).Should(HaveField("Status.State", ranv1alpha1.StateNotCompleted))
-		Expect(asked(canary)).To(HaveLen(1), "one cluster a batch")
+		// The rollout is NotCompleted as soon as it enforces; the spoke is asked once the propagator
+		// and the policy agent caught up.
+		Eventually(func() []string { return asked(canary) }).WithTimeout(settle).Should(HaveLen(1), "one cluster a batch")
+		Consistently(func() []string { return asked(canary) }).WithTimeout(2*time.Second).Should(HaveLen(1), "one cluster a batch")
 		// Past the first batch's minute, short of the rollout's two.
 		global.Advance(ctx, 90*time.Second, upgrade)
 		Eventually(ledger(ctx, t)).WithTimeout(settle).Should(Equal([]string{harness.To + " Stopped canary:Failed"}))
