@@ -118,6 +118,9 @@ const eventCreates = "CREATE events"
 type phaseKind struct {
 	operator bool
 	mode     ranv1alpha1.EnforcementMode
+	// window makes the floor driver keep the fleet in one window of maxConcurrency
+	// clusters, each freed slot taken at once, whatever the rollout mode.
+	window bool
 	// floor is the floor phase of the same mode, that an operator phase is read against.
 	floor string
 }
@@ -127,11 +130,18 @@ type phaseKind struct {
 // operator phase against it when it ran.
 const overrideFloor = "floor-override"
 
+// windowFloor is the Override floor driven as one window of maxConcurrency clusters, each
+// freed slot taken at once: the fastest a Window rollout can be on the harness. Its ratio to
+// the Override floor is what windowing itself costs the hub on instant spokes, where no
+// straggler holds a batch back.
+const windowFloor = "floor-window"
+
 // phaseKinds are the phases BENCH_PHASES may name.
 var phaseKinds = map[string]phaseKind{
 	"floor":             {mode: ranv1alpha1.EnforcementCopy},
 	"operator":          {operator: true, mode: ranv1alpha1.EnforcementCopy, floor: "floor"},
 	overrideFloor:       {mode: ranv1alpha1.EnforcementOverride},
+	windowFloor:         {mode: ranv1alpha1.EnforcementOverride, window: true},
 	"operator-override": {operator: true, mode: ranv1alpha1.EnforcementOverride, floor: overrideFloor},
 }
 
@@ -210,7 +220,7 @@ func runPhase(t *testing.T, c config, phase string, run int, mem *memorySampler)
 	if k := phaseKinds[phase]; k.operator {
 		r.err = runOperator(ctx, f, obs, c, k.mode, &r)
 	} else {
-		r.err = runFloor(ctx, f, obs, c, k.mode, &r)
+		r.err = runFloor(ctx, f, obs, c, k, &r)
 	}
 	r.probe, r.probes = probe.close()
 	r.rootUpdates = obs.rootUpdates() - updates
@@ -249,12 +259,20 @@ func loadAverage() string {
 	return strings.Fields(string(data))[0]
 }
 
-func runFloor(ctx context.Context, f *fleet, obs *observer, c config, mode ranv1alpha1.EnforcementMode, r *phaseResult) error {
+func runFloor(ctx context.Context, f *fleet, obs *observer, c config, k phaseKind, r *phaseResult) error {
 	batches := f.batches(c.maxConcurrency, c.mode)
+	if k.window {
+		batches = [][]string{f.clusters}
+	}
 	r.batches = len(batches)
-	d := &floorDriver{client: f.hub.Client, obs: obs, mode: mode, policies: f.policies, batches: batches}
+	d := &floorDriver{client: f.hub.Client, obs: obs, mode: k.mode, policies: f.policies, batches: batches}
 	start := time.Now()
-	err := d.run(ctx)
+	var err error
+	if k.window {
+		err = d.runWindow(ctx, c.maxConcurrency)
+	} else {
+		err = d.run(ctx)
+	}
 	r.cpu = cpuUsed(r.cpuStart, cpuTimes())
 	_, last := obs.done(f.clusters)
 	if !last.IsZero() {
@@ -433,9 +451,9 @@ func report(c config, results []phaseResult) string {
 }
 
 // againstFloors renders an operator phase's convergence time as a multiple of the floor of
-// its mode and, when that is not the Override floor, of the Override floor too, for the
-// floors that ran without error: "1.02x floor, 1.10x floor-override". It is empty for a
-// floor phase.
+// its mode and, when that is not the Override floor, of the Override floor too, then of the
+// window floor, for the floors that ran without error: "1.02x floor, 1.10x floor-override,
+// 1.04x floor-window". It is empty for a floor phase.
 func againstFloors(r *phaseResult, byPhase map[string]*phaseResult) string {
 	k := phaseKinds[r.phase]
 	if !k.operator || r.converged <= 0 {
@@ -445,6 +463,7 @@ func againstFloors(r *phaseResult, byPhase map[string]*phaseResult) string {
 	if k.floor != overrideFloor {
 		floors = append(floors, overrideFloor)
 	}
+	floors = append(floors, windowFloor)
 	var out []string
 	for _, name := range floors {
 		if f := byPhase[name]; f != nil && f.err == nil && f.converged > 0 {

@@ -69,6 +69,10 @@ func (c config) String() string {
 // its mode.
 var defaultPhases = []string{overrideFloor, "operator-override", "floor", "operator"}
 
+// smokePhases are the smoke fleet's phases: every phase, so that each driver runs in make
+// test.
+var smokePhases = append(slices.Clone(defaultPhases), windowFloor)
+
 // configFromEnv reads BENCH_FLEET ("<clusters>x<policies>/<maxConcurrency>"), BENCH_UPGRADE
 // (a duration), BENCH_NAMES ("long", the default, or "short"), BENCH_TIMEOUT, BENCH_PHASES
 // (comma-separated names of phaseKinds; defaultPhases without it), BENCH_MODE (the
@@ -96,6 +100,9 @@ func configFromEnv() (config, bool, error) {
 	}
 	if c.phases, err = phasesFromEnv(); err != nil {
 		return c, smoke, err
+	}
+	if smoke && os.Getenv("BENCH_PHASES") == "" {
+		c.phases = smokePhases
 	}
 	if v := os.Getenv("BENCH_PROPAGATOR"); v != "" {
 		p := &c.propagator

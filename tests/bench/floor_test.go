@@ -66,6 +66,46 @@ func (d *floorDriver) run(ctx context.Context) error {
 	return nil
 }
 
+// runWindow drives the fleet (d.batches[0]) as one window of size clusters: the moment a
+// cluster is Compliant with every policy its slot is taken by the next cluster in order, in
+// the same write of the Placements as the moves of the clusters in progress.
+func (d *floorDriver) runWindow(ctx context.Context, size int) error {
+	fleet := d.batches[0]
+	d.next = map[string]int{}
+	started := min(size, len(fleet))
+	d.batches[0] = slices.Clone(fleet[:started])
+	if err := d.create(ctx); err != nil {
+		return err
+	}
+	for {
+		compliant := d.obs.compliance()
+		d.want(0, compliant)
+		running := d.batches[0][:0]
+		for _, c := range d.batches[0] {
+			if d.next[c] < len(d.policies) {
+				running = append(running, c)
+			}
+		}
+		for len(running) < size && started < len(fleet) {
+			running = append(running, fleet[started])
+			started++
+		}
+		d.batches[0] = running
+		if len(running) == 0 {
+			return nil
+		}
+		if err := d.write(ctx, d.want(0, compliant)); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			n, _ := d.obs.done(fleet)
+			return fmt.Errorf("floor: window: %d of %d clusters done: %w", n, len(fleet), ctx.Err())
+		case <-d.obs.changed:
+		}
+	}
+}
+
 // create writes, per policy, the enforce copy (Copy mode), the Placement (the first
 // batch's clusters) and the binding.
 func (d *floorDriver) create(ctx context.Context) error {
