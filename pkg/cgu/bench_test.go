@@ -3,6 +3,7 @@ package cgu
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +85,50 @@ func BenchmarkDecidePrecachingAgainstBandwidth(b *testing.B) {
 				Decide(f, Config{MaxConcurrentPrecaching: 300}, decideAt)
 			}
 		})
+	}
+}
+
+// BenchmarkDecideWindow decides one pass of a Window rollout of 1,000 clusters with
+// 63-character names through ten managed policies, 250 at a time: 125 clusters done, 250
+// in progress, the status's pace running. The whole fleet is one batch, so every pass steps
+// and records all of it: the per-reconcile cost that sets the operator's CPU in the mode.
+func BenchmarkDecideWindow(b *testing.B) {
+	const clusters, window, policies = 1000, 250, 10
+	f := fresh()
+	names := make([]string, clusters)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%04d", strings.Repeat("s", 58), i)
+	}
+	f.Plan = plan.Plan{Batches: []plan.Batch{{Clusters: names, Window: window}}}
+	f.Start.Selected = names
+	f.Upgrade.Spec.Clusters = names
+	f.Upgrade.Spec.ManagedPolicies = nil
+	roots := func(compliant []string) []*policyv1.Policy {
+		var out []*policyv1.Policy
+		for i := range policies {
+			out = append(out, policy(fmt.Sprintf("policy-%d", i), compliant, names...))
+		}
+		return out
+	}
+	for _, p := range roots(nil) {
+		f.Upgrade.Spec.ManagedPolicies = append(f.Upgrade.Spec.ManagedPolicies, p.Name)
+	}
+	f.Roots = roots(nil)
+	in := Decide(f, Config{}, decideAt)
+	f = next(b, f, in, roots(names[:window/2])...)
+	in = Decide(f, Config{}, decideAt.Add(time.Minute))
+	f = next(b, f, in, roots(names[:window/2])...)
+	states := map[ranv1alpha1.ClusterState]int{}
+	for _, c := range f.Progress.Clusters {
+		states[c.State]++
+	}
+	if states[ranv1alpha1.ClusterCompleted] != window/2 || states[ranv1alpha1.ClusterInProgress] != window {
+		b.Fatalf("clusters by state before the pass %v, want %d completed and %d in progress", states, window/2, window)
+	}
+	f.ProgressPaced = true // as on most passes of a busy window: the status waits for its pace
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Decide(f, Config{}, decideAt.Add(2*time.Minute))
 	}
 }
