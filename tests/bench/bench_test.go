@@ -261,18 +261,15 @@ func loadAverage() string {
 
 func runFloor(ctx context.Context, f *fleet, obs *observer, c config, k phaseKind, r *phaseResult) error {
 	batches := f.batches(c.maxConcurrency, c.mode)
+	d := &floorDriver{client: f.hub.Client, obs: obs, mode: k.mode, policies: f.policies, batches: batches}
+	run := d.run
 	if k.window {
 		batches = [][]string{f.clusters}
+		run = func(ctx context.Context) error { return d.runWindow(ctx, f.clusters, c.maxConcurrency) }
 	}
 	r.batches = len(batches)
-	d := &floorDriver{client: f.hub.Client, obs: obs, mode: k.mode, policies: f.policies, batches: batches}
 	start := time.Now()
-	var err error
-	if k.window {
-		err = d.runWindow(ctx, c.maxConcurrency)
-	} else {
-		err = d.run(ctx)
-	}
+	err := run(ctx)
 	r.cpu = cpuUsed(r.cpuStart, cpuTimes())
 	_, last := obs.done(f.clusters)
 	if !last.IsZero() {

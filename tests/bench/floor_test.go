@@ -66,14 +66,14 @@ func (d *floorDriver) run(ctx context.Context) error {
 	return nil
 }
 
-// runWindow drives the fleet (d.batches[0]) as one window of size clusters: the moment a
-// cluster is Compliant with every policy its slot is taken by the next cluster in order, in
-// the same write of the Placements as the moves of the clusters in progress.
-func (d *floorDriver) runWindow(ctx context.Context, size int) error {
-	fleet := d.batches[0]
+// runWindow drives the fleet as one window of size clusters: the moment a cluster is
+// Compliant with every policy its slot is taken by the next cluster in order, in the same
+// write of the Placements as the moves of the clusters in progress. d.batches holds the one
+// batch of the clusters in progress, a slice of its own.
+func (d *floorDriver) runWindow(ctx context.Context, fleet []string, size int) error {
 	d.next = map[string]int{}
 	started := min(size, len(fleet))
-	d.batches[0] = slices.Clone(fleet[:started])
+	d.batches = [][]string{slices.Clone(fleet[:started])}
 	if err := d.create(ctx); err != nil {
 		return err
 	}
