@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	policyv1 "open-cluster-management.io/governance-policy-propagator/api/v1"
@@ -89,8 +90,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Owns(&ranv1alpha1.ClusterGroupUpgradeBatch{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&ranv1alpha1.ClusterGroupUpgrade{}, handler.EnqueueRequestsFromMapFunc(r.blockedBy),
 			builder.WithPredicates(stateChanged{})).
-		Watches(&policyv1.Policy{}, handler.EnqueueRequestsFromMapFunc(r.usingPolicy),
-			builder.WithPredicates(policyChanged{})).
+		// Compliance moving on is read once an enforcement interval, by one pass.
+		Watches(&policyv1.Policy{}, r.usingPolicy(), builder.WithPredicates(policyChanged{})).
 		WatchesMetadata(managedCluster, handler.EnqueueRequestsFromMapFunc(r.selectingCluster),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, createOrDelete{}))).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.usingPlacement)).
@@ -204,8 +205,49 @@ func (r *Reconciler) blockedBy(ctx context.Context, o client.Object) []reconcile
 	return r.lookup(ctx, blockerIndex, o.GetNamespace()+"/"+o.GetName())
 }
 
-func (r *Reconciler) usingPolicy(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.lookup(ctx, managedPolicyIndex, o.GetName())
+// usingPolicy queues the ClusterGroupUpgrades that manage a policy when their enforcement may
+// next be written: at once when it was not written within enforcementInterval, at the end of
+// the interval otherwise. On fast spokes the clusters of a batch report compliance a few
+// milliseconds apart, and a pass for each report read the whole rollout again to write
+// nothing (a pass inside the interval defers the Placements): the reports of an interval are
+// read by one pass instead. A batch that ends inside the interval is seen at its end, up to
+// enforcementInterval later.
+//
+// PlacementDecisions queue at once (usingPlacement): they answer the rollout's own Placement
+// writes, which the interval already paces.
+func (r *Reconciler) usingPolicy() handler.EventHandler {
+	enqueue := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		var list ranv1alpha1.ClusterGroupUpgradeList
+		// Read-only, and only names and UIDs are read: no copy of each rollout's status.
+		if err := r.Client.List(ctx, &list, client.MatchingFields{managedPolicyIndex: o.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing ClusterGroupUpgrades by index", "index", managedPolicyIndex)
+			return
+		}
+		now := r.lagNow()
+		for i := range list.Items {
+			c := &list.Items[i]
+			req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: c.Namespace, Name: c.Name}}
+			if wait := r.expect.enforcementDue(c).Sub(now); wait > 0 {
+				q.AddAfter(req, wait)
+				continue
+			}
+			q.Add(req)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+	}
 }
 
 func (r *Reconciler) selectingCluster(ctx context.Context, o client.Object) []reconcile.Request {
