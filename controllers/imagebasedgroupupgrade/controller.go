@@ -10,6 +10,7 @@ package imagebasedgroupupgrade
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -18,7 +19,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	lcmv1alpha1 "github.com/cgu-operator/cgu-operator/api/lcm/v1alpha1"
 	ranv1alpha1 "github.com/cgu-operator/cgu-operator/api/v1alpha1"
@@ -76,15 +79,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // SetupWithManager registers the controller: an ImageBasedGroupUpgrade is reconciled when
-// its spec changes (a step appended) and when one of its ClusterGroupUpgrades or templates
-// changes.
+// its spec changes (a step appended) and when one of its ClusterGroupUpgrades, their batch
+// records or its templates change.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("imagebasedgroupupgrade").
 		For(&lcmv1alpha1.ImageBasedGroupUpgrade{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&ranv1alpha1.ClusterGroupUpgrade{})
+		Owns(&ranv1alpha1.ClusterGroupUpgrade{}).
+		Watches(&ranv1alpha1.ClusterGroupUpgradeBatch{}, handler.EnqueueRequestsFromMapFunc(r.recordOwner))
 	if !r.Unserved.Works {
 		b = b.Owns(&workv1alpha1.ManifestWorkReplicaSet{})
 	}
 	return b.Complete(r)
+}
+
+// recordOwner enqueues the ImageBasedGroupUpgrade whose step's ClusterGroupUpgrade a batch
+// record belongs to: the clusters' progress is there, and may reach the cache after the
+// ClusterGroupUpgrade's own status.
+func (r *Reconciler) recordOwner(ctx context.Context, obj client.Object) []reconcile.Request {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != "ClusterGroupUpgrade" {
+		return nil
+	}
+	cgu := &ranv1alpha1.ClusterGroupUpgrade{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name}, cgu); err != nil {
+		return nil
+	}
+	if step := metav1.GetControllerOf(cgu); step != nil && step.Kind == "ImageBasedGroupUpgrade" {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: cgu.Namespace, Name: step.Name}}}
+	}
+	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/manifestwork"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 )
 
 // lifecycleAgentNamespace is where the lifecycle agent reads the seed image's pull secret.
@@ -98,22 +99,20 @@ func gatherSteps(ctx context.Context, c client.Reader, f *ibgu.Facts) error {
 func gatherChild(ctx context.Context, c client.Reader, cgu *ranv1alpha1.ClusterGroupUpgrade,
 	earlier func(template, cluster string) string) (*ibgu.Child, error) {
 	child := &ibgu.Child{Upgrade: cgu.Name, State: cgu.Status.State, Message: cgu.Status.Message, Counts: cgu.Status.Counts,
-		Ended:    meta.FindStatusCondition(cgu.Status.Conditions, ranv1alpha1.ConditionSucceeded) != nil,
 		Clusters: map[string]ibgu.Progress{}}
 	if cgu.Status.StartedAt != nil {
 		child.StartedAt = cgu.Status.StartedAt.Time
-	}
-	if cgu.Status.CompletedAt != nil && child.Ended {
-		child.CompletedAt = cgu.Status.CompletedAt.Time
 	}
 	var records ranv1alpha1.ClusterGroupUpgradeBatchList
 	if err := c.List(ctx, &records, client.InNamespace(cgu.Namespace), client.MatchingLabels{ranv1alpha1.LabelUpgradeName: names.LabelValue(cgu.Name)}); err != nil {
 		return nil, fmt.Errorf("listing the batch records of %s: %w", cgu.Name, err)
 	}
+	var owned []ranv1alpha1.ClusterGroupUpgradeBatch
 	for _, rec := range records.Items {
 		if !metav1.IsControlledBy(&rec, cgu) {
 			continue
 		}
+		owned = append(owned, rec)
 		for _, cp := range rec.Status.Clusters {
 			p := ibgu.Progress{State: cp.State, Template: cp.CurrentPolicy, Reason: cp.Reason}
 			if p.Template != "" && p.State != ranv1alpha1.ClusterCompleted && p.State != ranv1alpha1.ClusterPending {
@@ -124,6 +123,12 @@ func gatherChild(ctx context.Context, c client.Reader, cgu *ranv1alpha1.ClusterG
 			}
 			child.Clusters[cp.Name] = p
 		}
+	}
+	// Ended once the status says so and the records show it (rollout.EndRecorded).
+	child.Ended = meta.FindStatusCondition(cgu.Status.Conditions, ranv1alpha1.ConditionSucceeded) != nil &&
+		rollout.EndRecorded(cgu.Status.Counts.Total, owned)
+	if cgu.Status.CompletedAt != nil && child.Ended {
+		child.CompletedAt = cgu.Status.CompletedAt.Time
 	}
 	return child, nil
 }

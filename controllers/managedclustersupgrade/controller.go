@@ -12,6 +12,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -92,7 +93,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // SetupWithManager registers the controller: a ManagedClustersUpgrade is reconciled when its
-// spec changes, when its ClusterGroupUpgrade or one of its policies changes, when the work
+// spec changes, when its ClusterGroupUpgrade, a batch record of it or one of its policies
+// changes, when the work
 // agents report on its ClusterGroupUpgrade's ManifestWorks (the action summaries), and,
 // while it has no ClusterGroupUpgrade, when a cluster joins or its labels change.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -106,6 +108,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&ranv1alpha1.ManagedClustersUpgrade{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&ranv1alpha1.ClusterGroupUpgrade{}).
 		Owns(&policyv1.Policy{}).
+		Watches(&ranv1alpha1.ClusterGroupUpgradeBatch{}, handler.EnqueueRequestsFromMapFunc(r.recordOwner)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.unplanned)).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.unplanned),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
@@ -130,6 +133,21 @@ func (r *Reconciler) workOwner(ctx context.Context, obj client.Object) []reconci
 		}
 	}
 	return out
+}
+
+// recordOwner enqueues the ManagedClustersUpgrade whose ClusterGroupUpgrade (of its name, in
+// its namespace) a batch record belongs to: the clusters' states it summarizes are there, and
+// may reach the cache after the ClusterGroupUpgrade's own status.
+func (r *Reconciler) recordOwner(ctx context.Context, obj client.Object) []reconcile.Request {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != "ClusterGroupUpgrade" {
+		return nil
+	}
+	key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name}
+	if err := r.Client.Get(ctx, key, &ranv1alpha1.ManagedClustersUpgrade{}); err != nil {
+		return nil // not a rollout of a ManagedClustersUpgrade
+	}
+	return []reconcile.Request{{NamespacedName: key}}
 }
 
 // workStatusChanged passes a ManifestWork's new status from its work agent and its

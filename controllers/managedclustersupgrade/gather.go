@@ -24,6 +24,7 @@ import (
 	"github.com/cgu-operator/cgu-operator/pkg/mcu"
 	"github.com/cgu-operator/cgu-operator/pkg/names"
 	"github.com/cgu-operator/cgu-operator/pkg/ownership"
+	"github.com/cgu-operator/cgu-operator/pkg/rollout"
 )
 
 // gather reads, from the cache, what a pass decides from. Once the ClusterGroupUpgrade
@@ -61,9 +62,10 @@ func (r *Reconciler) gather(ctx context.Context, m *ranv1alpha1.ManagedClustersU
 }
 
 // gatherChild reads the ClusterGroupUpgrade and its clusters' states from its batch records.
+// It has ended once its status says so and its records show the end (rollout.EndRecorded):
+// until then the clusters' states may be those of a pass before.
 func (r *Reconciler) gatherChild(ctx context.Context, cgu *ranv1alpha1.ClusterGroupUpgrade) (*mcu.Child, error) {
 	child := &mcu.Child{Name: cgu.Name, State: cgu.Status.State, Clusters: cgu.Spec.Clusters, Batch: cgu.Status.CurrentBatch,
-		Ended:  meta.FindStatusCondition(cgu.Status.Conditions, ranv1alpha1.ConditionSucceeded) != nil,
 		States: map[string]ranv1alpha1.ClusterState{}, Reasons: map[string]string{},
 		Policies: cgu.Spec.ManagedPolicies, At: map[string]int{}, SoftTimedOut: map[string][]string{}}
 	if rs := cgu.Spec.RemediationStrategy; rs != nil {
@@ -73,10 +75,12 @@ func (r *Reconciler) gatherChild(ctx context.Context, cgu *ranv1alpha1.ClusterGr
 	if err := r.Client.List(ctx, &records, client.InNamespace(cgu.Namespace), client.MatchingLabels{ranv1alpha1.LabelUpgradeName: names.LabelValue(cgu.Name)}); err != nil {
 		return nil, fmt.Errorf("listing the batch records of %s: %w", cgu.Name, err)
 	}
+	var owned []ranv1alpha1.ClusterGroupUpgradeBatch
 	for i := range records.Items {
 		if !metav1.IsControlledBy(&records.Items[i], cgu) {
 			continue
 		}
+		owned = append(owned, records.Items[i])
 		for _, cp := range records.Items[i].Status.Clusters {
 			child.States[cp.Name] = cp.State
 			if cp.Reason != "" {
@@ -90,6 +94,8 @@ func (r *Reconciler) gatherChild(ctx context.Context, cgu *ranv1alpha1.ClusterGr
 			}
 		}
 	}
+	child.Ended = meta.FindStatusCondition(cgu.Status.Conditions, ranv1alpha1.ConditionSucceeded) != nil &&
+		rollout.EndRecorded(cgu.Status.Counts.Total, owned)
 	return child, nil
 }
 

@@ -181,7 +181,8 @@ func Decide(f Facts) Intents {
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: m.Generation})
 	}
 	if f.Upgrade != nil {
-		in.Status = running(f, st, set)
+		running(f, &st, set)
+		in.Status = st
 		return in
 	}
 	if len(f.Clusters) > 0 && len(f.MissingPlacements) == 0 {
@@ -300,9 +301,9 @@ func notStarted(set func(string, metav1.ConditionStatus, string, string)) {
 	set(ranv1alpha1.MCUConditionFailed, metav1.ConditionFalse, ReasonNoFailures, "no cluster failed")
 }
 
-// running is the status once the ClusterGroupUpgrade exists: the plan as frozen, the
-// summaries from the ClusterGroupUpgrade's clusters.
-func running(f Facts, st ranv1alpha1.ManagedClustersUpgradeStatus, set func(string, metav1.ConditionStatus, string, string)) ranv1alpha1.ManagedClustersUpgradeStatus {
+// running writes the status once the ClusterGroupUpgrade exists into st, whose conditions
+// set writes: the plan as frozen, the summaries from the ClusterGroupUpgrade's clusters.
+func running(f Facts, st *ranv1alpha1.ManagedClustersUpgradeStatus, set func(string, metav1.ConditionStatus, string, string)) {
 	m, u := f.MCU, f.Upgrade
 	st.Upgrade, st.Stages, st.Held, st.HeldNotShown = u.Name, m.Status.Stages, m.Status.Held, m.Status.HeldNotShown
 	st.CurrentBatch = u.Batch
@@ -333,7 +334,6 @@ func running(f Facts, st ranv1alpha1.ManagedClustersUpgradeStatus, set func(stri
 		set(ranv1alpha1.MCUConditionInProgress, metav1.ConditionFalse, ReasonNotStarted, "no cluster upgrading")
 	}
 	complete(f, &all, set)
-	return st
 }
 
 // complete sets Complete and Failed from the summary of every cluster.

@@ -330,6 +330,11 @@ func TestDecideSummariesFromTheUpgrade(t *testing.T) {
 	if c := meta.FindStatusCondition(in.Status.Conditions, ranv1alpha1.MCUConditionComplete); c.Status != metav1.ConditionTrue {
 		t.Errorf("Complete %s %s %q", c.Status, c.Reason, c.Message)
 	}
+
+	// A status that lost its conditions (restored from a backup without it) gets them back.
+	f.MCU.Status.Conditions = nil
+	same(t, "conditions written anew", []string{"Applied True UpgradeApplied", "InProgress False UpgradeEnded",
+		"Complete True UpgradeComplete", "Failed False NoFailures"}, conditions(mcu.Decide(f).Status))
 }
 
 // The action summaries count the works as their agents report them. The ClusterGroupUpgrade

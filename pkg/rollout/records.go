@@ -86,6 +86,23 @@ func endedBatches(records []ranv1alpha1.ClusterGroupUpgradeBatch) map[int]bool {
 	return out
 }
 
+// EndRecorded reports whether the batch records of a ClusterGroupUpgrade whose status says
+// its rollout ended also show that end: every record of the plan is there (their clusters add
+// up to total, status.counts.total) and every batch that started has finished. The status
+// and the records are separate objects, written one after the other and seen by a cache in
+// either order: a reader that took the end from the status and the clusters' states from
+// records behind it would count clusters at their last progress as their outcome.
+func EndRecorded(total int, records []ranv1alpha1.ClusterGroupUpgradeBatch) bool {
+	n := 0
+	for _, r := range records {
+		if r.Status.StartedAt != nil && r.Status.FinishedAt == nil {
+			return false
+		}
+		n += len(r.Spec.Clusters)
+	}
+	return n == total
+}
+
 // countRecorded counts the clusters of an ended record into p.Done and remembers the held
 // and failed ones.
 func countRecorded(p *Progress, clusters []ranv1alpha1.ClusterProgress) {

@@ -169,3 +169,48 @@ func TestRecordsWrittenInPart(t *testing.T) {
 		})
 	}
 }
+
+// The records show a rollout's end only once the pass that ended it wrote them: a status
+// that ended ahead of its records, or records short of one, does not pass for an end.
+func TestEndRecorded(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		play  func(rf *recordedFleet)
+		state ranv1alpha1.UpgradeState
+	}{
+		{name: "completed", state: ranv1alpha1.StateCompleted, play: func(rf *recordedFleet) {
+			for _, batch := range [][]string{{"c1"}, {"a1", "a2"}} {
+				for _, c := range batch {
+					rf.comply(c, 0)
+				}
+				rf.decide(time.Minute)
+			}
+			rf.comply("b1", 0) // the last batch ends in the pass under test
+		}},
+		{name: "canary timed out", state: ranv1alpha1.StateTimedOut, play: func(*recordedFleet) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rf := newRecordedFleet(t, canaryAndTwo(), 1)
+			rf.decide(0)
+			tc.play(rf)
+			before := make([]ranv1alpha1.ClusterGroupUpgradeBatch, len(rf.records))
+			for i := range rf.records {
+				rf.records[i].DeepCopyInto(&before[i])
+			}
+			d := rf.decide(2 * time.Hour)
+			if d.State != tc.state {
+				t.Fatalf("state %s, want %s", d.State, tc.state)
+			}
+			total := counts(d, rf.f.Plan).Total
+			if !EndRecorded(total, rf.records) {
+				t.Errorf("the records the ending pass wrote do not show the end")
+			}
+			if EndRecorded(total, before) {
+				t.Errorf("the records before the ending pass show the end")
+			}
+			if EndRecorded(total, rf.records[1:]) {
+				t.Errorf("the records less the first show the end")
+			}
+		})
+	}
+}
