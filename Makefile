@@ -185,7 +185,7 @@ bench-curve: envtest-assets ## Run the fleet benchmark at CURVE_SIZES clusters x
 
 .PHONY: bench-fleettime
 bench-fleettime: ## Upgrade 3,500 simulated clusters in Batches, Window and Progressive mode, and pre-cache 3,500 sites by strategy, in simulated time (tests/fleettime); fails on a missed target.
-	go test -count=1 -v -run '^(TestModesAgainstBatches|TestPrecacheFitsThePipe)$$' ./tests/fleettime/
+	FLEETTIME_SEEDS=5 go test -count=1 -v -run '^(TestModesAgainstBatches|TestPrecacheFitsThePipe)$$' ./tests/fleettime/
 
 .PHONY: envtest-assets
 envtest-assets: $(KUBE_APISERVER) $(ETCD) ## Build envtest's kube-apiserver and etcd from Go modules into bin/k8s.
