@@ -100,14 +100,9 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 	$(GOLANGCI_LINT) config verify
 	$(GOLANGCI_LINT) run ./...
 
-# The longest suites start first: go test starts packages in the order they are named (./...
-# then adds the others, each once). Named last by ./..., tests/reliability, which mostly waits
-# on restarts, leases and deadlines, ran its 7 minutes nearly alone at the end of a cold run.
-TEST_FIRST := ./tests/reliability/ ./controllers/clustergroupupgrade/ ./pkg/dashboard/ ./cmd/cgu-demo/ ./tests/bench/
-
 .PHONY: test
 test: envtest-assets chromium prometheus ## Run every test: unit tests, each fuzz target's corpus and the Ginkgo suites on envtest.
-	go test $(GO_TEST_FLAGS) $(TEST_FIRST) ./...
+	go test $(GO_TEST_FLAGS) ./...
 
 # How long `make fuzz` runs each fuzz target; hack/fuzz.sh runs every target of the module in turn.
 # `make test` runs each target's seed corpus and saved crashers (testdata/fuzz) as tests, without
