@@ -193,12 +193,12 @@ envtest-assets: $(KUBE_APISERVER) $(ETCD) ## Build envtest's kube-apiserver and 
 $(KUBE_APISERVER): hack/envtest/kube-apiserver/go.mod hack/envtest/kube-apiserver/go.sum hack/envtest/kube-apiserver/main.go
 	@mkdir -p $(ENVTEST_ASSETS)
 	@echo "Building kube-apiserver from Go modules (a few minutes the first time)"
-	cd hack/envtest/kube-apiserver && go build -o $@ .
+	cd hack/envtest/kube-apiserver && go build -ldflags='-s -w' -o $@ .
 
 $(ETCD): hack/envtest/etcd/go.mod hack/envtest/etcd/go.sum hack/envtest/etcd/main.go
 	@mkdir -p $(ENVTEST_ASSETS)
 	@echo "Building etcd from Go modules"
-	cd hack/envtest/etcd && go build -o $@ .
+	cd hack/envtest/etcd && go build -ldflags='-s -w' -o $@ .
 
 ##@ Build
 
@@ -251,6 +251,9 @@ bundle: manifests $(KUSTOMIZE) ## Write the OLM bundle (bundle/, bundle.Dockerfi
 		--examples="$(BUNDLE_EXAMPLES)" --out=bundle --dockerfile=bundle.Dockerfile
 
 ##@ Tools
+
+.PHONY: tools
+tools: $(CONTROLLER_GEN) $(KUSTOMIZE) $(GOLANGCI_LINT) ## Build the pinned tools that generate, verify and lint run into bin/.
 
 $(CONTROLLER_GEN):
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
